@@ -1,0 +1,86 @@
+import autocannon from "autocannon";
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startEmbeddedPostgres, freePort, type EmbeddedServer } from "../../src/db/embedded.js";
+
+/** A database for a benchmark: DATABASE_URL when set, else a throw-away embedded server. */
+export async function benchDatabase(): Promise<{ url: string; stop(): Promise<void> }> {
+  if (process.env.DATABASE_URL) return { url: process.env.DATABASE_URL, stop: async () => {} };
+  const dir = mkdtempSync(join(tmpdir(), "lead-bench-"));
+  const server: EmbeddedServer = await startEmbeddedPostgres(dir, () => {});
+  await server.createDatabase("bench");
+  return {
+    url: server.urlFor("bench"),
+    stop: async () => {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Starts a TypeScript entry point as a child process (through tsx) and waits until it listens. */
+export async function startProcess(
+  entry: string,
+  env: Record<string, string>,
+  readyUrl: string,
+): Promise<ChildProcess> {
+  const child = fork(entry, [], {
+    execArgv: ["--import", "tsx", ...(process.env.BENCH_CHILD_ARGS?.split(" ").filter(Boolean) ?? [])],
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(readyUrl);
+      if (res.status < 500) return child;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill("SIGKILL");
+  throw new Error(`${entry} did not start`);
+}
+
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+  if (child.exitCode === null) child.kill("SIGKILL");
+}
+
+/** Runs autocannon against one URL; headers can change per request (to spread over keys). */
+export async function load(options: {
+  url: string;
+  seconds: number;
+  connections: number;
+  headersFor?: (i: number) => Record<string, string>;
+}): Promise<{ rps: number; p50: number; p99: number; non2xx: number; errors: number }> {
+  let i = 0;
+  const result = await autocannon({
+    url: options.url,
+    duration: options.seconds,
+    connections: options.connections,
+    requests: [
+      {
+        setupRequest: (req) => {
+          i += 1;
+          return { ...req, headers: { ...req.headers, ...(options.headersFor?.(i) ?? {}) } };
+        },
+      },
+    ],
+  });
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export { freePort };

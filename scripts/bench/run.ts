@@ -1,0 +1,23 @@
+import { benchDatabase } from "./lib.js";
+import { benchMe } from "./me.js";
+
+/** `npm run bench [-- me]`: runs the named benchmarks (all by default) and prints their figures. */
+async function main(): Promise<void> {
+  const wanted = new Set(process.argv.slice(2));
+  const all: Record<string, (url: string) => Promise<Record<string, unknown>>> = { me: benchMe };
+  const database = await benchDatabase();
+  try {
+    for (const [name, bench] of Object.entries(all)) {
+      if (wanted.size > 0 && !wanted.has(name)) continue;
+      const result = await bench(database.url);
+      console.log(JSON.stringify({ bench: name, ...result }, null, 2));
+    }
+  } finally {
+    await database.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

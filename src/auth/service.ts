@@ -1,0 +1,50 @@
+import type { DbOrTrx } from "../db/database.js";
+import { errors } from "../http/errors.js";
+import { generateApiKey, hashApiKey, looksLikeApiKey, visiblePrefix } from "./api-keys.js";
+import { findKeyByHash, insertApiKey } from "./repository.js";
+
+/** Who is calling: the key and its account, once authenticated. */
+export interface AuthContext {
+  accountId: number;
+  keyId: number;
+  keyPrefix: string;
+  keyName: string;
+}
+
+const PAID_STATUSES = new Set(["active", "trialing"]);
+
+/**
+ * Resolves a bearer token to its account. Missing or unknown key: 401; revoked key: 401 saying so;
+ * an account without an active or trialing paid plan: 403.
+ */
+export async function authenticate(db: DbOrTrx, token: string | undefined): Promise<AuthContext> {
+  if (!token || !looksLikeApiKey(token)) throw errors.unauthorized();
+  const key = await findKeyByHash(db, hashApiKey(token));
+  if (!key) throw errors.unauthorized("The API key is not valid.");
+  if (key.revokedAt) throw errors.unauthorized("This API key has been revoked.");
+  if (!key.plan || !PAID_STATUSES.has(key.subscriptionStatus)) throw errors.forbidden();
+  return { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.keyPrefix, keyName: key.keyName };
+}
+
+/** Creates a key for an account; the clear key is returned once and never stored. */
+export async function createApiKey(
+  db: DbOrTrx,
+  accountId: number,
+  name: string,
+): Promise<{ keyId: number; apiKey: string }> {
+  const apiKey = generateApiKey();
+  const keyId = await insertApiKey(db, {
+    accountId,
+    name,
+    keyPrefix: visiblePrefix(apiKey),
+    keyHash: hashApiKey(apiKey),
+  });
+  return { keyId, apiKey };
+}
+
+/** Reads the bearer token of an Authorization header. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}

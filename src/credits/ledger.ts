@@ -1,0 +1,137 @@
+import { sql, type Expression } from "kysely";
+import type { DbOrTrx, Trx } from "../db/database.js";
+
+/** Credits are stored in tenths (a live-fetched enrichment URL costs 0.1 credit). */
+export const TENTHS = 10;
+
+export const toTenths = (credits: number): number => Math.round(credits * TENTHS);
+export const fromTenths = (tenths: number): number => tenths / TENTHS;
+
+/** The balance of an account, computed from its ledger, in tenths of a credit. */
+export interface Balance {
+  /** Monthly credits available at the start of the current period plus grants in it. */
+  monthlyTenths: number;
+  /** Monthly credits spent since the current period started. */
+  monthlyUsedTenths: number;
+  /** Monthly credits left. */
+  monthlyRemainingTenths: number;
+  /** Purchased credits left. */
+  permanentTenths: number;
+}
+
+/** The three ledger sums of an account, as select expressions over `credit_ledger`. */
+export function ledgerSums(periodStart: Expression<Date> | Date) {
+  return [
+    sql<number>`coalesce(sum(credit_ledger.amount_tenths) filter (where credit_ledger.bucket = 'monthly'), 0)`.as(
+      "monthlyRemaining",
+    ),
+    sql<number>`coalesce(-sum(credit_ledger.amount_tenths) filter (where credit_ledger.bucket = 'monthly' and credit_ledger.kind = 'charge' and credit_ledger.created_at >= ${periodStart}), 0)`.as(
+      "monthlyUsed",
+    ),
+    sql<number>`coalesce(sum(credit_ledger.amount_tenths) filter (where credit_ledger.bucket = 'permanent'), 0)`.as(
+      "permanent",
+    ),
+  ] as const;
+}
+
+/** Builds a Balance from the sums of ledgerSums. */
+export function toBalance(sums: {
+  monthlyRemaining: number;
+  monthlyUsed: number;
+  permanent: number;
+}): Balance {
+  const monthlyRemaining = Number(sums.monthlyRemaining);
+  const monthlyUsed = Number(sums.monthlyUsed);
+  return {
+    monthlyTenths: Math.max(0, monthlyRemaining) + monthlyUsed,
+    monthlyUsedTenths: monthlyUsed,
+    monthlyRemainingTenths: Math.max(0, monthlyRemaining),
+    permanentTenths: Math.max(0, Number(sums.permanent)),
+  };
+}
+
+/** Sums the ledger of one account (one indexed query). */
+export async function readBalance(db: DbOrTrx, accountId: number, periodStart: Date): Promise<Balance> {
+  const row = await db
+    .selectFrom("credit_ledger")
+    .select(ledgerSums(periodStart))
+    .where("account_id", "=", accountId)
+    .executeTakeFirstOrThrow();
+  return toBalance(row);
+}
+
+/** Spendable credits in tenths: monthly remaining plus permanent. */
+export const spendableTenths = (balance: Balance): number =>
+  balance.monthlyRemainingTenths + balance.permanentTenths;
+
+/** Writes a grant (a positive ledger row). */
+export async function grantCredits(
+  db: DbOrTrx,
+  grant: {
+    accountId: number;
+    bucket: "monthly" | "permanent";
+    tenths: number;
+    reason: string;
+    reference?: string;
+  },
+): Promise<void> {
+  if (grant.tenths <= 0) return;
+  await db
+    .insertInto("credit_ledger")
+    .values({
+      account_id: grant.accountId,
+      bucket: grant.bucket,
+      kind: "grant",
+      amount_tenths: grant.tenths,
+      reason: grant.reason,
+      reference: grant.reference ?? null,
+    })
+    .execute();
+}
+
+/**
+ * Locks the account's credit row so concurrent charges of the same account run one after the
+ * other. Needs the transaction the charge is written in.
+ */
+export async function lockAccountCredits(trx: Trx, accountId: number): Promise<{ periodStart: Date }> {
+  const row = await trx
+    .selectFrom("accounts")
+    .select("period_start")
+    .where("id", "=", accountId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  return { periodStart: row.period_start };
+}
+
+/**
+ * Charges `tenths` in the caller's transaction (after lockAccountCredits): monthly credits first,
+ * then permanent. Returns false, writing nothing, when the balance cannot pay.
+ */
+export async function chargeCredits(
+  trx: Trx,
+  charge: { accountId: number; periodStart: Date; tenths: number; reason: string; reference?: string },
+): Promise<boolean> {
+  if (charge.tenths <= 0) return true;
+  const balance = await readBalance(trx, charge.accountId, charge.periodStart);
+  if (spendableTenths(balance) < charge.tenths) return false;
+  const fromMonthly = Math.min(balance.monthlyRemainingTenths, charge.tenths);
+  const fromPermanent = charge.tenths - fromMonthly;
+  const rows = [
+    { bucket: "monthly" as const, tenths: fromMonthly },
+    { bucket: "permanent" as const, tenths: fromPermanent },
+  ].filter((r) => r.tenths > 0);
+  await trx
+    .insertInto("credit_ledger")
+    .values(
+      rows.map((r) => ({
+        account_id: charge.accountId,
+        bucket: r.bucket,
+        kind: "charge" as const,
+        amount_tenths: -r.tenths,
+        reason: charge.reason,
+        reference: charge.reference ?? null,
+      })),
+    )
+    .execute();
+  return true;
+}

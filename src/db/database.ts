@@ -1,0 +1,45 @@
+import { Kysely, Migrator, PostgresDialect, type Transaction } from "kysely";
+import pg from "pg";
+import { migrations } from "./migrations/index.js";
+import type { Database } from "./schema.js";
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+/** Either the pool or an open transaction: functions that only read or write once accept both. */
+export type DbOrTrx = Db | Trx;
+
+// int8 (bigint) values are returned as strings by default; counts and sums we read fit in a JS number.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
+
+/** Opens a pool and a Kysely instance over it. */
+export function createDatabase(connectionString: string, max = 20): { db: Db; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on("error", () => {
+    // An idle client lost its connection; the pool replaces it on next use.
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool };
+}
+
+/**
+ * A small pool for rate-limit counters. Their commits do not wait for the WAL flush
+ * (`synchronous_commit=off`): a crash can lose the last few increments of a counter, never
+ * money or customer data, and every request is spared a disk flush.
+ */
+export function createCounterPool(connectionString: string, max = 10): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max, options: "-c synchronous_commit=off" });
+  pool.on("error", () => {});
+  return pool;
+}
+
+/** Applies every pending migration; throws on the first failure. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the migrator works on any schema
+export async function migrateToLatest(db: Kysely<any>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ""} failed: ${String(error)}`);
+  }
+}

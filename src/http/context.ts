@@ -1,0 +1,24 @@
+import type { Response } from "express";
+import type { Logger } from "pino";
+import type pg from "pg";
+import type { AuthContext } from "../auth/service.js";
+import type { Config } from "../config.js";
+import type { Db } from "../db/database.js";
+import type { RateLimits } from "../rate-limit/limiter.js";
+import { errors } from "./errors.js";
+
+/** What route modules are built from: passed, not imported, so tests can build their own. */
+export interface AppContext {
+  config: Config;
+  db: Db;
+  pool: pg.Pool;
+  logger: Logger;
+  rateLimits: RateLimits;
+}
+
+/** The authenticated caller of a keyed request (set by the auth middleware). */
+export function authOf(res: Response): AuthContext {
+  const auth = res.locals.auth as AuthContext | undefined;
+  if (!auth) throw errors.unauthorized();
+  return auth;
+}

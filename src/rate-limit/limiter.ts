@@ -1,0 +1,93 @@
+import type pg from "pg";
+import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { ApiError } from "../http/errors.js";
+import type { LimitRule } from "./policy.js";
+
+/** The state of one limit after a request was counted. */
+export interface LimitState {
+  rule: LimitRule;
+  limit: number;
+  remaining: number;
+  resetAt: Date;
+}
+
+/** An exceeded limit: the documented 429 with `retryAfter`. */
+export class RateLimitExceeded extends ApiError {
+  constructor(readonly state: LimitState) {
+    const retryAfter = Math.max(1, Math.ceil((state.resetAt.getTime() - Date.now()) / 1000));
+    super(429, "Rate limit exceeded", `Rate limit exceeded: ${state.rule.label}.`, undefined, {
+      "Retry-After": String(retryAfter),
+    });
+  }
+
+  get retryAfter(): number {
+    return Number(this.headers["Retry-After"]);
+  }
+}
+
+/**
+ * Counts requests in Postgres (table `rate_limits`) through rate-limiter-flexible, so every API
+ * process shares the same counters.
+ */
+export class RateLimits {
+  private readonly limiters = new Map<string, RateLimiterPostgres>();
+
+  constructor(private readonly pool: pg.Pool) {}
+
+  private limiterFor(rule: LimitRule): RateLimiterPostgres {
+    let limiter = this.limiters.get(rule.name);
+    if (!limiter) {
+      limiter = new RateLimiterPostgres({
+        storeClient: this.pool,
+        storeType: "pool",
+        tableName: "rate_limits",
+        tableCreated: true,
+        keyPrefix: rule.name,
+        points: rule.points,
+        duration: rule.durationSeconds,
+        clearExpiredByTimeout: false,
+      });
+      this.limiters.set(rule.name, limiter);
+    }
+    return limiter;
+  }
+
+  /**
+   * Counts one request toward every rule (each with its subject: key id, account id or IP).
+   * Resolves with the most specific rule's state; throws RateLimitExceeded for the most specific
+   * rule that is exceeded.
+   */
+  async consume(rules: { rule: LimitRule; subject: string }[]): Promise<LimitState | undefined> {
+    const results = await Promise.all(
+      rules.map(async ({ rule, subject }) => {
+        try {
+          const res = await this.limiterFor(rule).consume(subject, 1);
+          return { rule, res, exceeded: false };
+        } catch (err) {
+          if (err instanceof RateLimiterRes) return { rule, res: err, exceeded: true };
+          throw err;
+        }
+      }),
+    );
+    const toState = ({ rule, res }: { rule: LimitRule; res: RateLimiterRes }): LimitState => ({
+      rule,
+      limit: rule.points,
+      remaining: Math.max(0, res.remainingPoints),
+      resetAt: new Date(Date.now() + Math.max(0, res.msBeforeNext)),
+    });
+    const exceeded = results.filter((r) => r.exceeded);
+    const last = exceeded.at(-1);
+    if (last) throw new RateLimitExceeded(toState(last));
+    const mostSpecific = results.at(-1);
+    return mostSpecific ? toState(mostSpecific) : undefined;
+  }
+}
+
+/** Writes the X-RateLimit-* headers of a limit state. */
+export function rateLimitHeaders(state: LimitState): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(state.limit),
+    "X-RateLimit-Remaining": String(state.remaining),
+    "X-RateLimit-Reset": state.resetAt.toISOString(),
+  };
+}

@@ -1,0 +1,52 @@
+import type { Express } from "express";
+import { pino } from "pino";
+import supertest from "supertest";
+import { afterAll, beforeAll } from "vitest";
+import { loadConfig, type Config } from "../../src/config.js";
+import { createApp } from "../../src/http/app.js";
+import type { AppContext } from "../../src/http/context.js";
+import { RateLimits } from "../../src/rate-limit/limiter.js";
+import { createTestDatabase, type TestDatabase } from "./db.js";
+
+/** The app of one test file, on its own database, with response validation on. */
+export interface TestApp {
+  app: Express;
+  ctx: AppContext;
+  database: TestDatabase;
+  request: () => supertest.Agent;
+}
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig({}),
+    validateResponses: true,
+    logLevel: "silent",
+    allowPrivateNetworkFetch: true,
+    signingSecret: "test-signing-secret",
+    ...overrides,
+  };
+}
+
+/** Registers beforeAll / afterAll hooks that build the app and tear it down (no leaked pools). */
+export function useTestApp(overrides: Partial<Config> = {}): TestApp {
+  const holder = {} as TestApp;
+  beforeAll(async () => {
+    const database = await createTestDatabase();
+    const config = testConfig(overrides);
+    const ctx: AppContext = {
+      config,
+      db: database.db,
+      pool: database.pool,
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+      rateLimits: new RateLimits(database.pool),
+    };
+    holder.ctx = ctx;
+    holder.database = database;
+    holder.app = createApp(ctx);
+    holder.request = () => supertest.agent(holder.app);
+  });
+  afterAll(async () => {
+    await holder.database?.destroy();
+  });
+  return holder;
+}

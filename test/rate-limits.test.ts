@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { RateLimits } from "../src/rate-limit/limiter.js";
+import { LIMITS, limitsFor } from "../src/rate-limit/policy.js";
+import { useTestApp } from "./helpers/app.js";
+import { buildAccount, buildKey } from "./helpers/factories.js";
+
+const t = useTestApp();
+
+async function exhaust(rule: (typeof LIMITS)[keyof typeof LIMITS], subject: string, count: number) {
+  // Counters live in Postgres: another process (here another RateLimits) sees the same numbers.
+  const other = new RateLimits(t.ctx.pool);
+  for (let i = 0; i < count; i += 1) await other.consume([{ rule, subject }]).catch(() => {});
+}
+
+describe("rate limits", () => {
+  it("counts every keyed request per key and refuses past 600 per minute", async () => {
+    const { auth, accountId } = await buildAccount(t.ctx.db);
+    const first = await t.request().get("/api/v1/me").set(auth).expect(200);
+    expect(first.headers["x-ratelimit-remaining"]).toBe("599");
+    const keyId = (
+      await t.ctx.db
+        .selectFrom("api_keys")
+        .select("id")
+        .where("account_id", "=", accountId)
+        .executeTakeFirstOrThrow()
+    ).id;
+    await exhaust(LIMITS.general, `k${keyId}`, 599);
+    const refused = await t.request().get("/api/v1/me").set(auth).expect(429);
+    expect(refused.body).toEqual({
+      error: "Rate limit exceeded",
+      message: expect.stringContaining("600"),
+      retryAfter: expect.any(Number),
+    });
+    expect(refused.body.retryAfter).toBeGreaterThan(0);
+    expect(refused.body.retryAfter).toBeLessThanOrEqual(60);
+    expect(refused.headers["retry-after"]).toBe(String(refused.body.retryAfter));
+    expect(refused.headers["x-ratelimit-limit"]).toBe("600");
+    expect(refused.headers["x-ratelimit-remaining"]).toBe("0");
+
+    // The limit is per key: another key of the same account still works.
+    const second = await buildKey(t.ctx.db, accountId);
+    await t.request().get("/api/v1/me").set(second.auth).expect(200);
+  });
+
+  it("refuses before anything runs: a refused PATCH changes nothing", async () => {
+    const { auth, accountId } = await buildAccount(t.ctx.db);
+    const keyId = (
+      await t.ctx.db
+        .selectFrom("api_keys")
+        .select("id")
+        .where("account_id", "=", accountId)
+        .executeTakeFirstOrThrow()
+    ).id;
+    await exhaust(LIMITS.general, `k${keyId}`, 600);
+    await t.request().patch("/api/v1/me").set(auth).send({ firstName: "Changed" }).expect(429);
+    const account = await t.ctx.db
+      .selectFrom("accounts")
+      .select("first_name")
+      .where("id", "=", accountId)
+      .executeTakeFirstOrThrow();
+    expect(account.first_name).toBeNull();
+  });
+
+  it("applies the most specific limit of each endpoint family", () => {
+    expect(limitsFor("GET", "/api/v1/me", true)).toEqual([LIMITS.general]);
+    expect(limitsFor("POST", "/api/v1/leads/export", true)).toEqual([LIMITS.general, LIMITS.export]);
+    expect(limitsFor("POST", "/api/v1/lead-export-history/re-export", true)).toEqual([
+      LIMITS.general,
+      LIMITS.export,
+    ]);
+    expect(limitsFor("POST", "/api/v1/ai/suggest-categories", true)).toEqual([LIMITS.general, LIMITS.ai]);
+    expect(limitsFor("GET", "/api/v1/integrations/{id}", true)).toEqual([LIMITS.general, LIMITS.integration]);
+    expect(limitsFor("POST", "/api/v1/integrations/{provider}/connect", true)).toEqual([
+      LIMITS.general,
+      LIMITS.connect,
+    ]);
+    expect(limitsFor("GET", "/api/v1/jobs/{jobId}", true)).toEqual([LIMITS.general]);
+    expect(limitsFor("POST", "/api/v1/purchase", false)).toEqual([LIMITS.purchase]);
+    expect(limitsFor("POST", "/api/v1/claim-key", false)).toEqual([LIMITS.claimKey]);
+    expect(limitsFor("GET", "/api/v1/health", false)).toEqual([]);
+  });
+
+  it("reports the most specific exceeded limit when several are counted", async () => {
+    const limits = new RateLimits(t.ctx.pool);
+    const subject = `k-test-${Date.now()}`;
+    for (let i = 0; i < 5; i += 1)
+      await limits.consume([
+        { rule: LIMITS.general, subject },
+        { rule: LIMITS.export, subject },
+      ]);
+    await expect(
+      limits.consume([
+        { rule: LIMITS.general, subject },
+        { rule: LIMITS.export, subject },
+      ]),
+    ).rejects.toMatchObject({ state: { limit: 5, remaining: 0 } });
+  });
+});
