@@ -1,7 +1,7 @@
 import { sql, type Selectable } from "kysely";
 import { ledgerSums, toBalance, type Balance } from "../credits/ledger.js";
 import type { DbOrTrx } from "../db/database.js";
-import type { AccountsTable } from "../db/schema.js";
+import type { AccountsTable } from "../db/schema/accounts.js";
 
 /** An account as the services see it (domain shape, not a row). */
 export interface Account {

@@ -1,78 +1,10 @@
-import type { ColumnType, Generated, Selectable } from "kysely";
+import type { AccountTables } from "./schema/accounts.js";
+import type { LeadTables } from "./schema/leads.js";
 
-type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
-type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
-type BigIntColumn = ColumnType<number, number | bigint | string, number | bigint | string>;
+export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
 
-export interface AccountsTable {
-  id: Generated<number>;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  company_name: string | null;
-  company_website: string | null;
-  smb_type: Generated<string>;
-  plan: string | null;
-  subscription_status: Generated<string>;
-  trial_used: Generated<boolean>;
-  free_leads_used: Generated<number>;
-  onboarding_completed: Generated<boolean>;
-  target_categories: Generated<string[]>;
-  target_locations: Generated<string[]>;
-  period_start: Timestamp;
-  period_end: NullableTimestamp;
-  database_switched_at: NullableTimestamp;
-  created_at: Generated<CreatedAt>;
-  updated_at: Timestamp;
-}
-
-export interface ApiKeysTable {
-  id: Generated<number>;
-  account_id: number;
-  name: string;
-  key_prefix: string;
-  key_hash: string;
-  revoked_at: NullableTimestamp;
-  created_at: Generated<CreatedAt>;
-}
-
-export interface CreditLedgerTable {
-  id: Generated<BigIntColumn>;
-  account_id: number;
-  bucket: "monthly" | "permanent";
-  kind: "grant" | "charge" | "expire";
-  amount_tenths: BigIntColumn;
-  reason: string;
-  reference: string | null;
-  created_at: Generated<CreatedAt>;
-}
-
-export interface RateLimitsTable {
-  key: string;
-  points: number;
-  expire: BigIntColumn | null;
-}
-
-export interface EmailSchedulesTable {
-  id: Generated<number>;
-  account_id: number;
-  name: string;
-  database_type: Generated<string>;
-  is_active: Generated<boolean>;
-  pause_reason: string | null;
-  created_at: Generated<CreatedAt>;
-  updated_at: Timestamp;
-}
-
-/** The database as Kysely sees it. Row types stay in the repositories. */
-export interface Database {
-  accounts: AccountsTable;
-  api_keys: ApiKeysTable;
-  credit_ledger: CreditLedgerTable;
-  rate_limits: RateLimitsTable;
-  email_schedules: EmailSchedulesTable;
-}
-
-export type AccountRow = Selectable<AccountsTable>;
-export type ApiKeyRow = Selectable<ApiKeysTable>;
+/**
+ * The database as Kysely sees it: one interface per area in `schema/`, joined here. Row types stay
+ * in the repositories.
+ */
+export interface Database extends AccountTables, LeadTables {}

@@ -3,6 +3,14 @@ import * as OpenApiValidator from "express-openapi-validator";
 import { randomUUID } from "node:crypto";
 import { pinoHttp } from "pino-http";
 import { profileRoutes } from "../accounts/routes.js";
+import { exportBlacklistRoutes } from "../export-blacklist/routes.js";
+import { exportFormatRoutes } from "../export-formats/routes.js";
+import { exportHistoryRoutes } from "../export-history/routes.js";
+import { filterPresetRoutes } from "../filter-presets/routes.js";
+import { jobRoutes } from "../jobs/routes.js";
+import { keywordListRoutes } from "../keyword-lists/routes.js";
+import { leadExportHistoryRoutes } from "../lead-export-history/routes.js";
+import { leadRoutes } from "../leads/routes.js";
 import { settingsRoutes } from "../settings/routes.js";
 import { systemRoutes } from "../system/routes.js";
 import type { AppContext } from "./context.js";
@@ -77,8 +85,20 @@ export function createApp(ctx: AppContext): Express {
     }),
   );
 
-  app.use(profileRoutes(ctx));
-  app.use(settingsRoutes(ctx));
+  for (const routes of [
+    profileRoutes,
+    settingsRoutes,
+    leadRoutes,
+    filterPresetRoutes,
+    keywordListRoutes,
+    exportBlacklistRoutes,
+    leadExportHistoryRoutes,
+    jobRoutes,
+    exportFormatRoutes,
+    exportHistoryRoutes,
+  ]) {
+    app.use(routes(ctx));
+  }
 
   // An operation of the contract without a handler yet: an explicit 501, never a silent 404.
   app.use(() => {

@@ -1,0 +1,102 @@
+import type { ColumnType, Generated, JSONColumnType } from "kysely";
+import type { CreatedAt, NullableTimestamp, Timestamp } from "./accounts.js";
+
+type NullableDate = ColumnType<string | null, string | Date | null | undefined, string | Date | null>;
+
+/** The lead database (one table; `databaseType` is always `other`). */
+export interface LeadsTable {
+  id: Generated<number>;
+  /** The id a data source gave the lead; an import with it upserts. */
+  external_id: string | null;
+  company_name: string | null;
+  legal_name: string | null;
+  registered_url: string | null;
+  crawled_url: string | null;
+  email: string | null;
+  email_secondary: string | null;
+  email_tier1: string | null;
+  email_tier2: string | null;
+  email_tier3: string | null;
+  email_tier4: string | null;
+  email_tier5: string | null;
+  email_tier6: string | null;
+  phone: string | null;
+  phone_secondary: string | null;
+  street: string | null;
+  city: string | null;
+  state: string | null;
+  zip: string | null;
+  country: string | null;
+  category: string | null;
+  description: string | null;
+  long_description: string | null;
+  ai_category_estimation: string[] | null;
+  stars: number | null;
+  review_count: number | null;
+  website_schema_types: Generated<string[]>;
+  last_buying_signal: NullableTimestamp;
+  buying_signal_type: Generated<string[]>;
+  last_updated: NullableTimestamp;
+  employees: number | null;
+  founded_date: NullableDate;
+  number_of_locations: number | null;
+  is_chain: boolean | null;
+  price_range: string | null;
+  naics_code: string | null;
+  founders: Generated<string[]>;
+  opening_hours: string | null;
+  social_profiles: JSONColumnType<Record<string, string>, string | undefined, string>;
+  web_technologies: Generated<string[]>;
+  created_at: Generated<CreatedAt>;
+  updated_at: Timestamp;
+}
+
+/** One row per (account, lead) the account has received: the sticky export rule. */
+export interface LeadExportHistoryTable {
+  id: Generated<number>;
+  account_id: number;
+  lead_id: number;
+  database_type: Generated<string>;
+  exported_at: Timestamp;
+  export_method: string;
+  lead_last_updated: NullableTimestamp;
+  lead_snapshot: JSONColumnType<Record<string, unknown>, string | null, string | null> | null;
+  last_changed_fields: string[] | null;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface FilterPresetsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  filters: JSONColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<CreatedAt>;
+}
+
+export interface KeywordListsTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  type: "positive" | "negative";
+  keywords: string[];
+  source_categories: string[] | null;
+  created_at: Generated<CreatedAt>;
+  updated_at: Timestamp;
+}
+
+export interface ExportBlacklistTable {
+  id: Generated<number>;
+  account_id: number;
+  entry_type: "domain";
+  value: string;
+  created_at: Generated<CreatedAt>;
+}
+
+/** Tables of the lead database and what accounts keep about leads. */
+export interface LeadTables {
+  leads: LeadsTable;
+  lead_export_history: LeadExportHistoryTable;
+  filter_presets: FilterPresetsTable;
+  keyword_lists: KeywordListsTable;
+  export_blacklist: ExportBlacklistTable;
+}
