@@ -6,6 +6,9 @@ import { resolveDatabase } from "./db/resolve.js";
 import { createApp } from "./http/app.js";
 import { createLogger } from "./lib/logger.js";
 import { RateLimits } from "./rate-limit/limiter.js";
+import { loadSigningSecret } from "./lib/signing-secret.js";
+import { LocalDiskStorage } from "./storage/local-disk.js";
+import { join } from "node:path";
 import { startWorker } from "./worker/worker.js";
 
 /** `npm start`: migrate, then run the API and/or the worker (ROLE=all|api|worker). */
@@ -20,7 +23,15 @@ async function main(): Promise<void> {
   let runner: Runner | undefined;
   const counterPool = config.role !== "worker" ? createCounterPool(location.url) : undefined;
   if (counterPool) {
-    const app = createApp({ config, db, pool, logger, rateLimits: new RateLimits(counterPool) });
+    const app = createApp({
+      config,
+      db,
+      pool,
+      logger,
+      rateLimits: new RateLimits(counterPool),
+      storage: new LocalDiskStorage(join(config.dataDir, "files")),
+      signingSecret: await loadSigningSecret(db, config.signingSecret),
+    });
     server = app.listen(config.port, config.host);
     await new Promise<void>((resolve, reject) => {
       server!.once("listening", resolve).once("error", reject);

@@ -5,6 +5,7 @@ import type { AuthContext } from "../auth/service.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/database.js";
 import type { RateLimits } from "../rate-limit/limiter.js";
+import type { FileStorage } from "../storage/file-storage.js";
 import { errors } from "./errors.js";
 
 /** What route modules are built from: passed, not imported, so tests can build their own. */
@@ -14,6 +15,10 @@ export interface AppContext {
   pool: pg.Pool;
   logger: Logger;
   rateLimits: RateLimits;
+  /** Export files and large job answers. */
+  storage: FileStorage;
+  /** Signs download links and OAuth state; the same in every process of the deployment. */
+  signingSecret: string;
 }
 
 /** The authenticated caller of a keyed request (set by the auth middleware). */

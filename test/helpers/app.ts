@@ -6,6 +6,10 @@ import { loadConfig, type Config } from "../../src/config.js";
 import { createApp } from "../../src/http/app.js";
 import type { AppContext } from "../../src/http/context.js";
 import { RateLimits } from "../../src/rate-limit/limiter.js";
+import { LocalDiskStorage } from "../../src/storage/local-disk.js";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createTestDatabase, type TestDatabase } from "./db.js";
 
 /** The app of one test file, on its own database, with response validation on. */
@@ -32,13 +36,16 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
   const holder = {} as TestApp;
   beforeAll(async () => {
     const database = await createTestDatabase();
-    const config = testConfig(overrides);
+    const dataDir = mkdtempSync(join(tmpdir(), "lead-test-data-"));
+    const config = testConfig({ dataDir, ...overrides });
     const ctx: AppContext = {
       config,
       db: database.db,
       pool: database.pool,
       logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
       rateLimits: new RateLimits(database.pool),
+      storage: new LocalDiskStorage(join(config.dataDir, "files")),
+      signingSecret: config.signingSecret ?? "test-signing-secret",
     };
     holder.ctx = ctx;
     holder.database = database;
@@ -47,6 +54,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
   });
   afterAll(async () => {
     await holder.database?.destroy();
+    if (holder.ctx) rmSync(holder.ctx.config.dataDir, { recursive: true, force: true });
   });
   return holder;
 }

@@ -69,8 +69,15 @@ export interface EmailSchedulesTable {
   updated_at: Timestamp;
 }
 
-/** Tables of accounts, keys, credits and limits. */
+export interface AppSettingsTable {
+  key: string;
+  value: string;
+  created_at: Generated<CreatedAt>;
+}
+
+/** Tables of accounts, keys, credits and limits, and deployment-wide settings. */
 export interface AccountTables {
+  app_settings: AppSettingsTable;
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;

@@ -1,0 +1,58 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { dirname, join, resolve, sep } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { randomUUID } from "node:crypto";
+import type { FileStorage } from "./file-storage.js";
+
+/** Files on local disk under `root` (by default `DATA_DIR/files`); writes are atomic (temp + rename). */
+export class LocalDiskStorage implements FileStorage {
+  private readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  private pathOf(key: string): string {
+    const path = resolve(this.root, key);
+    if (!path.startsWith(this.root + sep)) throw new Error(`invalid storage key: ${key}`);
+    return path;
+  }
+
+  async put(key: string, body: Readable | Buffer): Promise<{ size: number }> {
+    const path = this.pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temp = join(dirname(path), `.${randomUUID()}.tmp`);
+    try {
+      await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temp));
+      await rename(temp, path);
+    } catch (err) {
+      await rm(temp, { force: true });
+      throw err;
+    }
+    return { size: (await stat(path)).size };
+  }
+
+  async get(key: string): Promise<Readable | undefined> {
+    const path = this.pathOf(key);
+    try {
+      await stat(path);
+    } catch {
+      return undefined;
+    }
+    return createReadStream(path);
+  }
+
+  async size(key: string): Promise<number | undefined> {
+    try {
+      return (await stat(this.pathOf(key))).size;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await rm(this.pathOf(key), { force: true });
+  }
+}
