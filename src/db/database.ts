@@ -15,9 +15,10 @@ pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 /** Opens a pool and a Kysely instance over it. */
 export function createDatabase(connectionString: string, max = 20): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString, max });
-  pool.on("error", () => {
-    // An idle client lost its connection; the pool replaces it on next use.
-  });
+  // An idle or checked-out client that loses its connection (for example while the server shuts
+  // down) emits an error; the pool replaces it on next use, so these are not process failures.
+  pool.on("error", () => {});
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
 }
