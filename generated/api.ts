@@ -918,8 +918,9 @@ export interface paths {
          *     A finished job's answer is kept 60 minutes (24 hours for a schedule trigger), or less under
          *     heavy load or beyond 500 finished jobs per account; then the poll answers 410
          *     `job_result_expired` (`X-SVC-Job-Status: expired`) for about a day, then 404
-         *     `job_not_found`. An unknown id, a job of another account, or a job interrupted by a server
-         *     restart also gives 404 `job_not_found`.
+         *     `job_not_found`. An unknown id or a job of another account also gives 404 `job_not_found`.
+         *     A job interrupted by a restart or a failed worker is not lost: it runs again on another
+         *     worker (within its time limit, never charging twice) and the poll answers 202 meanwhile.
          */
         get: operations["getJob"];
         put?: never;
@@ -2861,7 +2862,7 @@ export interface components {
              * @description The preset's id.
              */
             id: number;
-            /** @description The preset's name. */
+            /** @description The preset's name (trimmed). */
             name: string;
             /** @description The saved search parameters (members outside the search parameters are not kept). */
             filters: components["schemas"]["LeadSearchFilters"];
@@ -2873,7 +2874,10 @@ export interface components {
         };
         /** @description A new filter preset. */
         FilterPresetCreate: {
-            /** @description The preset's name, 1-255 characters. */
+            /**
+             * @description The preset's name: trimmed of surrounding white space, then 1-255 characters. A name of only
+             *     white space gives 400 `validation_error`.
+             */
             name: string;
             /**
              * @description The search parameters to save, in their JSON form (list-valued members are arrays of
@@ -3488,7 +3492,7 @@ export interface components {
              * @description How many phone numbers are known for the business (0 when none).
              */
             phoneTotal: number;
-            /** @description The full postal address on one line. */
+            /** @description The street line of the postal address (street and number; the same value as `street`). */
             address: string | null;
             /** @description Street and number. */
             street: string | null;
@@ -5447,7 +5451,9 @@ export interface components {
         "LongRunningRequestHeaders.idempotencyKey": string;
         /**
          * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-         *     `respond-async` answers 202 at once. Both may be combined with a comma.
+         *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+         *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+         *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
          */
         "LongRunningRequestHeaders.prefer": string;
     };
@@ -5940,7 +5946,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
                  * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-                 *     `respond-async` answers 202 at once. Both may be combined with a comma.
+                 *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+                 *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+                 *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -6694,7 +6702,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
                  * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-                 *     `respond-async` answers 202 at once. Both may be combined with a comma.
+                 *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+                 *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+                 *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -12655,7 +12665,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
                  * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-                 *     `respond-async` answers 202 at once. Both may be combined with a comma.
+                 *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+                 *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+                 *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -12861,7 +12873,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
                  * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-                 *     `respond-async` answers 202 at once. Both may be combined with a comma.
+                 *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+                 *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+                 *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -13050,7 +13064,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
                  * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-                 *     `respond-async` answers 202 at once. Both may be combined with a comma.
+                 *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+                 *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+                 *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -13522,7 +13538,9 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
                  * @description `wait=N` (0-75) waits at most N seconds, counted from arrival, before answering 202;
-                 *     `respond-async` answers 202 at once. Both may be combined with a comma.
+                 *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
+                 *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
+                 *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };

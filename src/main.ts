@@ -11,6 +11,8 @@ import { loadSigningSecret } from "./lib/signing-secret.js";
 import { LocalDiskStorage } from "./storage/local-disk.js";
 import { join } from "node:path";
 import { startWorker } from "./worker/worker.js";
+import { JobsRuntime } from "./jobs/runtime.js";
+import { KeyCache } from "./auth/key-cache.js";
 
 /** What a process has started, in start order; shutdown stops it in reverse. */
 const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -60,18 +62,27 @@ async function main(): Promise<void> {
   const { db, pool } = createDatabase(location.url);
   started.push({ name: "pool", stop: () => db.destroy() });
   await migrateToLatest(db);
+  const storage = new LocalDiskStorage(join(config.dataDir, "files"));
+  const jobs = new JobsRuntime(pool, logger);
+  await jobs.ensureQueue();
+  started.push({ name: "job notifications", stop: () => jobs.close() });
 
   if (config.role !== "worker") {
     const counterPool = createCounterPool(location.url);
     started.push({ name: "counter pool", stop: () => counterPool.end() });
+    const keyCache = new KeyCache({ connectionString: location.url, logger });
+    await keyCache.start();
+    started.push({ name: "key cache", stop: () => keyCache.stop() });
     const app = createApp({
       config,
       db,
       pool,
       logger,
       rateLimits: new RateLimits(counterPool),
-      storage: new LocalDiskStorage(join(config.dataDir, "files")),
+      storage,
       signingSecret: await loadSigningSecret(db, config.signingSecret),
+      jobs,
+      keyCache,
     });
     const server: Server = app.listen(config.port, config.host);
     await new Promise<void>((resolve, reject) => {
@@ -88,7 +99,7 @@ async function main(): Promise<void> {
     logger.info({ port: config.port, role: config.role }, "API listening");
   }
   if (config.role !== "api") {
-    const runner: Runner = await startWorker(pool, logger);
+    const runner: Runner = await startWorker(pool, logger, { db, storage });
     started.push({ name: "worker", stop: () => runner.stop() });
   }
   starting = false;

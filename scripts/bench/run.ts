@@ -1,10 +1,20 @@
 import { benchDatabase } from "./lib.js";
+import { benchExport } from "./export.js";
+import { benchFiles } from "./files.js";
+import { benchImport } from "./import.js";
 import { benchMe } from "./me.js";
+import { benchSearch } from "./search.js";
 
 /** `npm run bench [-- me]`: runs the named benchmarks (all by default) and prints their figures. */
 async function main(): Promise<void> {
   const wanted = new Set(process.argv.slice(2));
-  const all: Record<string, (url: string) => Promise<Record<string, unknown>>> = { me: benchMe };
+  const all: Record<string, (url: string) => Promise<Record<string, unknown>>> = {
+    me: benchMe,
+    files: benchFiles,
+    import: benchImport,
+    search: benchSearch,
+    export: benchExport,
+  };
   const database = await benchDatabase();
   try {
     for (const [name, bench] of Object.entries(all)) {

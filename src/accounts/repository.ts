@@ -1,6 +1,6 @@
-import { sql, type Selectable } from "kysely";
+import { sql, type CompiledQuery, type Selectable, type SelectQueryBuilder } from "kysely";
 import { ledgerSums, toBalance, type Balance } from "../credits/ledger.js";
-import type { DbOrTrx } from "../db/database.js";
+import { prepared, type Db, type DbOrTrx } from "../db/database.js";
 import type { AccountsTable } from "../db/schema/accounts.js";
 
 /** An account as the services see it (domain shape, not a row). */
@@ -22,7 +22,31 @@ export interface Account {
   databaseSwitchedAt: Date | null;
 }
 
-function toAccount(row: Selectable<AccountsTable>): Account {
+/** The columns an Account is built from (explicit, so a new column never changes a prepared plan). */
+const ACCOUNT_COLUMNS = [
+  "accounts.id",
+  "accounts.email",
+  "accounts.first_name",
+  "accounts.last_name",
+  "accounts.company_name",
+  "accounts.company_website",
+  "accounts.smb_type",
+  "accounts.plan",
+  "accounts.subscription_status",
+  "accounts.free_leads_used",
+  "accounts.onboarding_completed",
+  "accounts.target_categories",
+  "accounts.target_locations",
+  "accounts.period_start",
+  "accounts.database_switched_at",
+] as const;
+
+type AccountColumns = Pick<
+  Selectable<AccountsTable>,
+  (typeof ACCOUNT_COLUMNS)[number] extends `accounts.${infer C extends keyof AccountsTable}` ? C : never
+>;
+
+function toAccount(row: AccountColumns): Account {
   return {
     id: row.id,
     email: row.email,
@@ -43,16 +67,12 @@ function toAccount(row: Selectable<AccountsTable>): Account {
 }
 
 export async function findAccount(db: DbOrTrx, id: number): Promise<Account | undefined> {
-  const row = await db.selectFrom("accounts").selectAll().where("id", "=", id).executeTakeFirst();
+  const row = await db.selectFrom("accounts").select(ACCOUNT_COLUMNS).where("id", "=", id).executeTakeFirst();
   return row && toAccount(row);
 }
 
-/** The account with its ledger sums, in one query (the sums come from a lateral subquery). */
-export async function findAccountWithBalance(
-  db: DbOrTrx,
-  id: number,
-): Promise<{ account: Account; balance: Balance } | undefined> {
-  const row = await db
+function accountsWithBalanceQuery(db: Db, ids: number[]) {
+  return db
     .selectFrom("accounts")
     .innerJoinLateral(
       (eb) =>
@@ -63,16 +83,110 @@ export async function findAccountWithBalance(
           .as("sums"),
       (join) => join.onTrue(),
     )
-    .selectAll("accounts")
+    .select(ACCOUNT_COLUMNS)
     .select(["sums.monthlyRemaining", "sums.monthlyUsed", "sums.permanent"])
-    .where("accounts.id", "=", id)
-    .executeTakeFirst();
+    .where((eb) => eb("accounts.id", "=", eb.fn.any(eb.val(ids))));
+}
+
+type AccountWithBalanceRow =
+  ReturnType<typeof accountsWithBalanceQuery> extends SelectQueryBuilder<never, never, infer O> ? O : never;
+
+/** GET /me runs this on every request: built once, then a named prepared statement. */
+let compiledAccountsWithBalance: CompiledQuery<AccountWithBalanceRow> | undefined;
+
+async function readAccountsWithBalance(db: DbOrTrx, ids: number[]): Promise<AccountWithBalanceRow[]> {
+  compiledAccountsWithBalance ??= prepared(accountsWithBalanceQuery(db, [0]).compile());
+  const { rows } = await db.executeQuery<AccountWithBalanceRow>({
+    ...compiledAccountsWithBalance,
+    parameters: [ids],
+  });
+  return rows;
+}
+
+/** Reads waiting to be sent together: by account id, the requests that asked. */
+type Waiting = Map<
+  number,
+  { resolve: (row: AccountWithBalanceRow | undefined) => void; reject: (err: unknown) => void }[]
+>;
+
+/**
+ * Sends concurrent reads of the pool together: the reads asked for during one turn of the event
+ * loop go in one query, and reads that arrive while `MAX_IN_FLIGHT` batches are running wait for
+ * the next batch. A read never joins a batch already sent, so every answer is read after its
+ * request arrived.
+ */
+class AccountReads {
+  static readonly MAX_IN_FLIGHT = 2;
+  private waiting: Waiting = new Map();
+  private inFlight = 0;
+  private scheduled = false;
+
+  constructor(private readonly db: Db) {}
+
+  read(id: number): Promise<AccountWithBalanceRow | undefined> {
+    return new Promise((resolve, reject) => {
+      const waiters = this.waiting.get(id);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.waiting.set(id, [{ resolve, reject }]);
+      if (!this.scheduled && this.inFlight < AccountReads.MAX_IN_FLIGHT) {
+        this.scheduled = true;
+        setImmediate(() => this.send());
+      }
+    });
+  }
+
+  private send(): void {
+    this.scheduled = false;
+    if (this.waiting.size === 0) return;
+    const batch = this.waiting;
+    this.waiting = new Map();
+    this.inFlight += 1;
+    readAccountsWithBalance(this.db, [...batch.keys()])
+      .then(
+        (rows) => {
+          const byId = new Map(rows.map((row) => [row.id, row]));
+          for (const [id, waiters] of batch) for (const w of waiters) w.resolve(byId.get(id));
+        },
+        (err: unknown) => {
+          for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+        },
+      )
+      .finally(() => {
+        this.inFlight -= 1;
+        if (this.waiting.size > 0 && !this.scheduled) this.send();
+      });
+  }
+}
+
+const accountReads = new WeakMap<Db, AccountReads>();
+
+/**
+ * The account with its ledger sums, in one query (the sums come from a lateral subquery). Always
+ * read fresh; on the pool, concurrent calls share round trips (see AccountReads).
+ */
+export async function findAccountWithBalance(
+  db: DbOrTrx,
+  id: number,
+): Promise<{ account: Account; balance: Balance } | undefined> {
+  let row: AccountWithBalanceRow | undefined;
+  if (db.isTransaction) {
+    row = (await readAccountsWithBalance(db, [id]))[0];
+  } else {
+    let reads = accountReads.get(db);
+    if (!reads) accountReads.set(db, (reads = new AccountReads(db)));
+    row = await reads.read(id);
+  }
   return row && { account: toAccount(row), balance: toBalance(row) };
 }
 
 /** Locks the account row for the rest of the transaction. */
 export async function findAccountForUpdate(db: DbOrTrx, id: number): Promise<Account | undefined> {
-  const row = await db.selectFrom("accounts").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
+  const row = await db
+    .selectFrom("accounts")
+    .select(ACCOUNT_COLUMNS)
+    .where("id", "=", id)
+    .forUpdate()
+    .executeTakeFirst();
   return row && toAccount(row);
 }
 

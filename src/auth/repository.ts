@@ -1,4 +1,6 @@
-import type { DbOrTrx } from "../db/database.js";
+import type { CompiledQuery, SelectQueryBuilder } from "kysely";
+import { prepared, type Db, type DbOrTrx } from "../db/database.js";
+import { forgetAccountInThisProcess } from "./key-cache.js";
 
 /** An API key with what authentication needs to know of its account. */
 export interface KeyRecord {
@@ -11,9 +13,8 @@ export interface KeyRecord {
   subscriptionStatus: string;
 }
 
-/** Finds a key by its hash, with its account's subscription. */
-export async function findKeyByHash(db: DbOrTrx, keyHash: string): Promise<KeyRecord | undefined> {
-  const row = await db
+function keyByHashQuery(db: Db, keyHash: string) {
+  return db
     .selectFrom("api_keys")
     .innerJoin("accounts", "accounts.id", "api_keys.account_id")
     .select([
@@ -25,9 +26,19 @@ export async function findKeyByHash(db: DbOrTrx, keyHash: string): Promise<KeyRe
       "accounts.plan as plan",
       "accounts.subscription_status as subscriptionStatus",
     ])
-    .where("api_keys.key_hash", "=", keyHash)
-    .executeTakeFirst();
-  return row;
+    .where("api_keys.key_hash", "=", keyHash);
+}
+
+type KeyRow = ReturnType<typeof keyByHashQuery> extends SelectQueryBuilder<never, never, infer O> ? O : never;
+
+/** Run on every cache miss of authentication: built once, then a named prepared statement. */
+let compiledKeyByHash: CompiledQuery<KeyRow> | undefined;
+
+/** Finds a key by its hash, with its account's subscription. */
+export async function findKeyByHash(db: DbOrTrx, keyHash: string): Promise<KeyRecord | undefined> {
+  compiledKeyByHash ??= prepared(keyByHashQuery(db, "").compile());
+  const { rows } = await db.executeQuery<KeyRow>({ ...compiledKeyByHash, parameters: [keyHash] });
+  return rows[0];
 }
 
 /** Stores a new key (hash only) and returns its id. */
@@ -43,13 +54,17 @@ export async function insertApiKey(
   return row.id;
 }
 
-/** Marks a key revoked (idempotent); returns its id, or undefined for an unknown key. */
+/**
+ * Marks a key revoked (idempotent); returns its id, or undefined for an unknown key. The key
+ * caches of this process forget it at once; other processes through the trigger's notification.
+ */
 export async function revokeKeyByHash(db: DbOrTrx, keyHash: string): Promise<number | undefined> {
   const row = await db
     .updateTable("api_keys")
     .set((eb) => ({ revoked_at: eb.fn.coalesce("revoked_at", eb.fn<Date>("now", [])) }))
     .where("key_hash", "=", keyHash)
-    .returning("id")
+    .returning(["id", "account_id"])
     .executeTakeFirst();
+  if (row) forgetAccountInThisProcess(row.account_id);
   return row?.id;
 }

@@ -91,14 +91,16 @@ export async function grantCredits(
 
 /**
  * Locks the account's credit row so concurrent charges of the same account run one after the
- * other. Needs the transaction the charge is written in.
+ * other. Needs the transaction the charge is written in. `FOR NO KEY UPDATE` serialises charges
+ * (they all take this lock) without blocking inserts whose foreign key points at the account
+ * (jobs, history rows), which take the weaker KEY SHARE lock.
  */
 export async function lockAccountCredits(trx: Trx, accountId: number): Promise<{ periodStart: Date }> {
   const row = await trx
     .selectFrom("accounts")
     .select("period_start")
     .where("id", "=", accountId)
-    .forUpdate()
+    .forNoKeyUpdate()
     .executeTakeFirstOrThrow();
   return { periodStart: row.period_start };
 }

@@ -12,6 +12,31 @@ export type DbOrTrx = Db | Trx;
 pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value) => Number(value));
 
+/** SQL texts of hot queries run as named prepared statements, with their statement names. */
+const preparedStatements = new Map<string, string>();
+
+/**
+ * Marks a compiled query (built once with placeholder parameters, run with
+ * `db.executeQuery({ ...query, parameters })`) to be run as a named prepared statement: Postgres
+ * parses and plans it once per connection instead of on every call. Only for fixed SQL texts
+ * selecting explicit columns (a `select *` would break when a column is added while running).
+ */
+export function prepared<Q extends { sql: string }>(query: Q): Q {
+  if (!preparedStatements.has(query.sql)) {
+    preparedStatements.set(query.sql, `svc_${preparedStatements.size + 1}`);
+  }
+  return query;
+}
+
+/** Makes a pool client run the SQL texts registered with `prepared` as named statements. */
+function namePreparedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((text: unknown, ...rest: unknown[]) => {
+    const name = typeof text === "string" ? preparedStatements.get(text) : undefined;
+    return name ? query({ name, text, values: rest[0] }, ...rest.slice(1)) : query(text, ...rest);
+  }) as typeof client.query;
+}
+
 /** Opens a pool and a Kysely instance over it. */
 export function createDatabase(connectionString: string, max = 20): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString, max });
@@ -19,6 +44,7 @@ export function createDatabase(connectionString: string, max = 20): { db: Db; po
   // down) emits an error; the pool replaces it on next use, so these are not process failures.
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
+  pool.on("connect", namePreparedStatements);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
 }

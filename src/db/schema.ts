@@ -1,4 +1,8 @@
 import type { AccountTables } from "./schema/accounts.js";
+import type { JobTables } from "./schema/jobs.js";
+import type { ExportTables } from "./schema/exports.js";
+import type { ExportJobTables } from "./schema/export-job.js";
+import type { LeadSearchTables } from "./schema/lead-search.js";
 import type { LeadTables } from "./schema/leads.js";
 
 export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
@@ -7,4 +11,5 @@ export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
  * The database as Kysely sees it: one interface per area in `schema/`, joined here. Row types stay
  * in the repositories.
  */
-export interface Database extends AccountTables, LeadTables {}
+export interface Database
+  extends AccountTables, LeadTables, LeadSearchTables, ExportTables, JobTables, ExportJobTables {}

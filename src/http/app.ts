@@ -1,16 +1,19 @@
-import express, { type Express } from "express";
+import express, { type Express, type Router } from "express";
 import * as OpenApiValidator from "express-openapi-validator";
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { pinoHttp } from "pino-http";
 import { profileRoutes } from "../accounts/routes.js";
 import { exportBlacklistRoutes } from "../export-blacklist/routes.js";
 import { exportFormatRoutes } from "../export-formats/routes.js";
 import { exportHistoryRoutes } from "../export-history/routes.js";
+import { exportRoutes } from "../exports/routes.js";
 import { filterPresetRoutes } from "../filter-presets/routes.js";
 import { jobRoutes } from "../jobs/routes.js";
 import { keywordListRoutes } from "../keyword-lists/routes.js";
 import { leadExportHistoryRoutes } from "../lead-export-history/routes.js";
 import { leadRoutes } from "../leads/routes.js";
+import { normalizeSearchQuery } from "../leads/search/query-encoding.js";
 import { settingsRoutes } from "../settings/routes.js";
 import { systemRoutes } from "../system/routes.js";
 import type { AppContext } from "./context.js";
@@ -29,22 +32,38 @@ const JSON_LIMIT = "25mb";
  * (unknown: 404), API key (401 / 403), rate limits (429), body parsing and contract validation
  * (400), the handler, and one error middleware.
  */
-export function createApp(ctx: AppContext): Express {
+export function createApp(ctx: AppContext, options: { testRoutes?: Router[] } = {}): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", process.env.TRUST_PROXY === "true");
+  // Answers are read fresh on every request and the contract has no 304: no ETag (a SHA-1 of every body).
+  app.set("etag", false);
+  // Arrival time: a long-running request's `Prefer: wait` counts from it.
+  app.use((_req, res, next) => {
+    res.locals.arrivedAt = Date.now();
+    next();
+  });
 
+  const requestId = (req: IncomingMessage, res: ServerResponse) => {
+    const incoming = req.headers["x-request-id"];
+    const id = typeof incoming === "string" && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
+    res.setHeader("X-Request-Id", id);
+    return id;
+  };
+  // pino-http logs every request at info. Below that level it would still build a child logger
+  // with the serialised request for every request (a few percent of the CPU under load), so then
+  // only the request id is set.
   app.use(
-    pinoHttp({
-      logger: ctx.logger,
-      genReqId: (req, res) => {
-        const incoming = req.headers["x-request-id"];
-        const id = typeof incoming === "string" && /^[\w.-]{1,100}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader("X-Request-Id", id);
-        return id;
-      },
-      autoLogging: { ignore: (req) => req.url === "/api/v1/health" },
-    }),
+    ctx.logger.isLevelEnabled("info")
+      ? pinoHttp({
+          logger: ctx.logger,
+          genReqId: requestId,
+          autoLogging: { ignore: (req) => req.url === "/api/v1/health" },
+        })
+      : (req, res, next) => {
+          req.id = requestId(req, res);
+          next();
+        },
   );
 
   app.use(systemRoutes(ctx));
@@ -61,6 +80,8 @@ export function createApp(ctx: AppContext): Express {
       },
     }),
   );
+  // Search terms may arrive with raw reserved characters the validator refuses (see the function).
+  app.use(normalizeSearchQuery);
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(spec.document) as never,
@@ -82,9 +103,13 @@ export function createApp(ctx: AppContext): Express {
         : false,
       validateSecurity: false,
       validateFormats: true,
+      // The contract has no multipart bodies: no upload parsing on every request.
+      fileUploader: false,
     }),
   );
 
+  // Routes a test mounts ahead of the areas' (test-only job kinds on long-running endpoints).
+  for (const router of options.testRoutes ?? []) app.use(router);
   for (const routes of [
     profileRoutes,
     settingsRoutes,
@@ -96,6 +121,7 @@ export function createApp(ctx: AppContext): Express {
     jobRoutes,
     exportFormatRoutes,
     exportHistoryRoutes,
+    exportRoutes,
   ]) {
     app.use(routes(ctx));
   }

@@ -1,11 +1,13 @@
 import type { Response } from "express";
 import type { Logger } from "pino";
 import type pg from "pg";
+import type { KeyCache } from "../auth/key-cache.js";
 import type { AuthContext } from "../auth/service.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/database.js";
 import type { RateLimits } from "../rate-limit/limiter.js";
 import type { FileStorage } from "../storage/file-storage.js";
+import type { JobsRuntime } from "../jobs/runtime.js";
 import { errors } from "./errors.js";
 
 /** What route modules are built from: passed, not imported, so tests can build their own. */
@@ -19,6 +21,10 @@ export interface AppContext {
   storage: FileStorage;
   /** Signs download links and OAuth state; the same in every process of the deployment. */
   signingSecret: string;
+  /** The job protocol of long-running requests: settings and the shared LISTEN connection. */
+  jobs: JobsRuntime;
+  /** Recently used API keys, kept correct through Postgres notifications; absent: always read. */
+  keyCache?: KeyCache;
 }
 
 /** The authenticated caller of a keyed request (set by the auth middleware). */

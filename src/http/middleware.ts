@@ -21,7 +21,7 @@ export function authenticateKey(ctx: AppContext): RequestHandler {
   return async (req, res, next) => {
     const operation = res.locals.operation as SpecOperation;
     if (!operation.requiresKey) return next();
-    res.locals.auth = await authenticate(ctx.db, bearerToken(req.headers.authorization));
+    res.locals.auth = await authenticate(ctx.db, bearerToken(req.headers.authorization), ctx.keyCache);
     next();
   };
 }

@@ -1,6 +1,7 @@
 import type pg from "pg";
 import { RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
 import { ApiError } from "../http/errors.js";
+import { BatchedCounterStore } from "./batched-store.js";
 import type { LimitRule } from "./policy.js";
 
 /** The state of one limit after a request was counted. */
@@ -27,18 +28,21 @@ export class RateLimitExceeded extends ApiError {
 
 /**
  * Counts requests in Postgres (table `rate_limits`) through rate-limiter-flexible, so every API
- * process shares the same counters.
+ * process shares the same counters. Concurrent counts share round trips (BatchedCounterStore).
  */
 export class RateLimits {
   private readonly limiters = new Map<string, RateLimiterPostgres>();
+  private readonly store: BatchedCounterStore;
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(pool: pg.Pool) {
+    this.store = new BatchedCounterStore(pool);
+  }
 
   private limiterFor(rule: LimitRule): RateLimiterPostgres {
     let limiter = this.limiters.get(rule.name);
     if (!limiter) {
       limiter = new RateLimiterPostgres({
-        storeClient: this.pool,
+        storeClient: this.store,
         storeType: "pool",
         tableName: "rate_limits",
         tableCreated: true,

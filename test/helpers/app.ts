@@ -7,6 +7,8 @@ import { createApp } from "../../src/http/app.js";
 import type { AppContext } from "../../src/http/context.js";
 import { RateLimits } from "../../src/rate-limit/limiter.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
+import { JobsRuntime } from "../../src/jobs/runtime.js";
+import { KeyCache } from "../../src/auth/key-cache.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,13 +48,21 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
       rateLimits: new RateLimits(database.pool),
       storage: new LocalDiskStorage(join(config.dataDir, "files")),
       signingSecret: config.signingSecret ?? "test-signing-secret",
+      jobs: new JobsRuntime(database.pool, pino({ level: "silent" }), {
+        defaultWaitMs: 10_000,
+        recheckMs: 500,
+      }),
+      keyCache: new KeyCache({ connectionString: database.url, logger: pino({ level: "silent" }) }),
     };
+    await ctx.keyCache?.start();
     holder.ctx = ctx;
     holder.database = database;
     holder.app = createApp(ctx);
     holder.request = () => supertest.agent(holder.app);
   });
   afterAll(async () => {
+    await holder.ctx?.jobs.close();
+    await holder.ctx?.keyCache?.stop();
     await holder.database?.destroy();
     if (holder.ctx) rmSync(holder.ctx.config.dataDir, { recursive: true, force: true });
   });

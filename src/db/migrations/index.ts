@@ -2,10 +2,20 @@ import type { Migration } from "kysely";
 import * as m0001 from "./2026_11_22_0001_accounts.js";
 import * as m0002 from "./2026_11_22_0002_leads.js";
 import * as m0003 from "./2026_11_22_0003_app_settings.js";
+import * as m0100 from "./2026_11_22_0100_lead_search.js";
+import * as m0300 from "./2026_11_22_0300_jobs.js";
+import * as m0400 from "./2026_11_22_0400_exports.js";
+import * as m0600 from "./2026_11_22_0600_auth_cache_notify.js";
+import * as m0700 from "./2026_11_22_0700_lead_reservoir.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
   "2026_11_22_0001_accounts": m0001,
   "2026_11_22_0002_leads": m0002,
   "2026_11_22_0003_app_settings": m0003,
+  "2026_11_22_0100_lead_search": m0100,
+  "2026_11_22_0300_jobs": m0300,
+  "2026_11_22_0400_exports": m0400,
+  "2026_11_22_0600_auth_cache_notify": m0600,
+  "2026_11_22_0700_lead_reservoir": m0700,
 };

@@ -1,0 +1,238 @@
+import { stringify } from "csv-stringify";
+import ExcelJS from "exceljs";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import pg from "pg";
+import { createAccountWithKey } from "../../src/accounts/service.js";
+import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
+import { createExportFormat } from "../../src/export-formats/service.js";
+import { DEFAULT_COLUMNS } from "../../src/exports/files/format.js";
+import { generateLeads } from "../../src/leads/import/generate.js";
+import { importLeadRecords } from "../../src/leads/import/importer.js";
+import { toLead } from "../../src/leads/presenter.js";
+import { findLeadsByIds } from "../../src/leads/repository.js";
+import { freePort, startProcess, stopProcess } from "./lib.js";
+
+const LEADS = Number(process.env.BENCH_EXPORT_LEADS ?? 100_000);
+const SEED = 20261123;
+/** Any vowel in the searched columns: every generated lead matches. */
+const FILTERS = { positiveKeywords: ["a", "e", "i", "o", "u"] };
+const XLSX_ROWS_PER_FILE = 20_000;
+
+/** Resident memory of a running process in MB: peak (`VmHWM`) or current (`VmRSS`). */
+function rssMb(pid: number, field: "VmHWM" | "VmRSS" = "VmHWM"): number | undefined {
+  try {
+    const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return kb === undefined ? undefined : Math.round(Number(kb) / 1024);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A database of its own on the bench server (dropped afterwards); the given one if it cannot be created. */
+async function ownDatabase(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const url = new URL(databaseUrl);
+  const name = `lead_bench_export_${process.pid}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}"`);
+  } catch {
+    await admin.end();
+    return { url: databaseUrl, drop: async () => {} };
+  }
+  await admin.end();
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const cleanup = new pg.Client({ connectionString: databaseUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists "${name}" with (force)`);
+      await cleanup.end();
+    },
+  };
+}
+
+/**
+ * POST /leads/export answered asynchronously, then polled (every 250 ms, so the job's phases can
+ * be timed) until the file comes; seconds, bytes and the seconds each phase of the job took.
+ */
+async function timeExport(base: string, pid: number, apiKey: string, body: Record<string, unknown>) {
+  const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json" };
+  const started = performance.now();
+  const phases: Record<string, number> = {};
+  /** Largest resident memory of the service seen during each phase, in MB. */
+  const phaseRssMb: Record<string, number> = {};
+  let res = await fetch(`${base}/api/v1/leads/export`, {
+    method: "POST",
+    headers: { ...headers, prefer: "respond-async" },
+    body: JSON.stringify(body),
+  });
+  if (res.status === 202) {
+    const { statusUrl } = (await res.json()) as { statusUrl: string };
+    for (;;) {
+      res = await fetch(`${base}${statusUrl}`, { headers: { ...headers, prefer: "wait=0" } });
+      if (res.status !== 202) break;
+      const { phase } = (await res.json()) as { phase: string };
+      phases[phase] ??= performance.now();
+      phaseRssMb[phase] = Math.max(phaseRssMb[phase] ?? 0, rssMb(pid, "VmRSS") ?? 0);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const answered = performance.now();
+  const bytes = (await res.arrayBuffer()).byteLength;
+  if (res.status !== 200) throw new Error(`export answered ${res.status}`);
+  // Each phase lasts from when it was first seen to when the next one (or the answer) was.
+  const seen = Object.entries(phases).sort((a, b) => a[1] - b[1]);
+  const phaseSeconds = Object.fromEntries(
+    seen.map(([name, at], i) => [name, Number((((seen[i + 1]?.[1] ?? answered) - at) / 1000).toFixed(1))]),
+  );
+  return {
+    seconds: Number(((performance.now() - started) / 1000).toFixed(2)),
+    bytes,
+    contentType: res.headers.get("content-type"),
+    phaseSeconds,
+    phaseRssMb,
+  };
+}
+
+/** The exported leads in the API's shape, read once into memory for the bare writers. */
+async function readLeads(db: Db): Promise<Record<string, unknown>[]> {
+  const rows = await db.selectFrom("leads").select("id").orderBy("id").execute();
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < rows.length; i += 1_000) {
+    const chunk = rows.slice(i, i + 1_000).map((r) => r.id);
+    for (const lead of await findLeadsByIds(db, chunk))
+      out.push(toLead(lead) as unknown as Record<string, unknown>);
+  }
+  return out;
+}
+
+/** A lead's default columns as plain cell values (lists joined, as the service writes them). */
+function plainRow(lead: Record<string, unknown>): unknown[] {
+  return DEFAULT_COLUMNS.map((field) => {
+    const value = lead[field];
+    return Array.isArray(value) ? value.join(", ") : (value ?? "");
+  });
+}
+
+/** csv-stringify straight to a file. */
+async function bareCsv(leads: Record<string, unknown>[], file: string): Promise<number> {
+  const started = performance.now();
+  const csv = stringify({ header: true, columns: [...DEFAULT_COLUMNS] });
+  const writing = pipeline(csv, createWriteStream(file));
+  for (const lead of leads) {
+    if (!csv.write(plainRow(lead))) await new Promise((r) => csv.once("drain", r));
+  }
+  csv.end();
+  await writing;
+  return (performance.now() - started) / 1000;
+}
+
+/** exceljs streaming writer straight to files of 20,000 rows (what the XLSX export writes). */
+async function bareXlsx(leads: Record<string, unknown>[], dir: string): Promise<number> {
+  const started = performance.now();
+  for (let part = 0; part * XLSX_ROWS_PER_FILE < leads.length; part += 1) {
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+      filename: join(dir, `bare_part${part + 1}.xlsx`),
+      useStyles: false,
+      useSharedStrings: false,
+    });
+    const sheet = workbook.addWorksheet("Leads");
+    sheet.addRow([...DEFAULT_COLUMNS]).commit();
+    for (const lead of leads.slice(part * XLSX_ROWS_PER_FILE, (part + 1) * XLSX_ROWS_PER_FILE)) {
+      sheet.addRow(plainRow(lead)).commit();
+    }
+    sheet.commit();
+    await workbook.commit();
+  }
+  return (performance.now() - started) / 1000;
+}
+
+/**
+ * A 100,000-lead export end to end through HTTP (the service as a child process, API and worker
+ * in one, charging and recording included) as CSV and as XLSX (split into files of 20,000 rows,
+ * answered as a ZIP), against csv-stringify and exceljs writing the same rows straight to files in
+ * the same run. Goals: CSV within 2x, XLSX within 1.5x of the bare write; service peak RSS < 400 MB.
+ */
+export async function benchExport(databaseUrl: string): Promise<Record<string, unknown>> {
+  const target = await ownDatabase(databaseUrl);
+  const dir = mkdtempSync(join(tmpdir(), "lead-bench-export-"));
+  const { db } = createDatabase(target.url, 4);
+  try {
+    await migrateToLatest(db);
+    const importStart = performance.now();
+    await importLeadRecords(db, generateLeads(LEADS, SEED));
+    const importSeconds = (performance.now() - importStart) / 1000;
+    // Two accounts, so both exports pay for every lead (the sticky rule would make the second free).
+    const csvAccount = await createAccountWithKey(db, {
+      email: `bench-csv-${Date.now()}@example.com`,
+      plan: "enterprise",
+    });
+    const xlsxAccount = await createAccountWithKey(db, {
+      email: `bench-xlsx-${Date.now()}@example.com`,
+      plan: "enterprise",
+    });
+    const xlsxFormat = await createExportFormat(db, xlsxAccount.accountId, {
+      name: "Bench XLSX",
+      fileType: "xlsx",
+      fieldMappings: DEFAULT_COLUMNS.map((f) => ({ sourceField: f, exportName: f, type: "field" as const })),
+      splitFiles: true,
+      splitMode: "max_rows",
+      maxRowsPerFile: XLSX_ROWS_PER_FILE,
+    });
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const service = await startProcess(
+      "src/main.ts",
+      {
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: target.url,
+        DATA_DIR: dir,
+        ROLE: "all",
+        LOG_LEVEL: "warn",
+        PUBLIC_BASE_URL: base,
+      },
+      `${base}/api/v1/health`,
+    );
+    let csv, xlsx, peak;
+    const peakAfterStart = rssMb(service.pid ?? -1);
+    try {
+      csv = await timeExport(base, service.pid ?? -1, csvAccount.apiKey, FILTERS);
+      xlsx = await timeExport(base, service.pid ?? -1, xlsxAccount.apiKey, {
+        ...FILTERS,
+        formatId: xlsxFormat.id,
+      });
+      peak = rssMb(service.pid ?? -1);
+    } finally {
+      await stopProcess(service);
+    }
+
+    const leads = await readLeads(db);
+    const bareCsvSeconds = await bareCsv(leads, join(dir, "bare.csv"));
+    const bareXlsxSeconds = await bareXlsx(leads, dir);
+    return {
+      leads: leads.length,
+      importSeconds: Number(importSeconds.toFixed(1)),
+      service: { csv, xlsx, peakRssMbAfterStart: peakAfterStart, peakRssMb: peak },
+      bare: {
+        csvSeconds: Number(bareCsvSeconds.toFixed(2)),
+        xlsxSeconds: Number(bareXlsxSeconds.toFixed(2)),
+      },
+      ratio: {
+        csv: Number((csv.seconds / bareCsvSeconds).toFixed(2)),
+        xlsx: Number((xlsx.seconds / bareXlsxSeconds).toFixed(2)),
+      },
+      goal: "CSV within 2x and XLSX within 1.5x of the bare write; service peak RSS < 400 MB",
+    };
+  } finally {
+    await db.destroy();
+    rmSync(dir, { recursive: true, force: true });
+    await target.drop();
+  }
+}

@@ -1,0 +1,252 @@
+import type { Readable } from "node:stream";
+import type { Db, DbOrTrx } from "../db/database.js";
+import { fileUnavailable } from "../exports/files/errors.js";
+import { CONTENT_TYPES } from "../exports/files/format.js";
+import {
+  deleteExportFiles,
+  writeExportFiles,
+  zipAnswerKeyOf,
+  type ExportAnswerFile,
+  type WriteExportInput,
+  type WrittenExport,
+} from "../exports/files/store.js";
+import { errors } from "../http/errors.js";
+import type { FileStorage } from "../storage/file-storage.js";
+import {
+  FILE_LIFETIME_DAYS,
+  unavailability,
+  type ExportHistoryEntry,
+  type ExportMethod,
+  type Unavailability,
+} from "./entry.js";
+import { findEntry, findExpiredStored, insertEntries, listEntries, markFilesDeleted } from "./repository.js";
+import { LINK_LIFETIME_MS, signFileToken, verifyFileToken } from "./signed-links.js";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** An entry with whether its file can be downloaded now. */
+export interface ListedEntry {
+  entry: ExportHistoryEntry;
+  unavailableReason: Unavailability;
+}
+
+/** One page of the account's files, newest first; each checked against storage. */
+export async function listExportHistory(
+  db: DbOrTrx,
+  storage: FileStorage,
+  accountId: number,
+  page: { limit: number; offset: number },
+  now = new Date(),
+): Promise<{ entries: ListedEntry[]; totalCount: number }> {
+  const { entries, totalCount } = await listEntries(db, accountId, page);
+  const listed = await Promise.all(
+    entries.map(async (entry) => {
+      const expiredOrDeleted = unavailability(entry, now, 0);
+      const size = expiredOrDeleted ? 0 : await storage.size(entry.storageKey);
+      return { entry, unavailableReason: unavailability(entry, now, size) };
+    }),
+  );
+  return { entries: listed, totalCount };
+}
+
+/** A file ready to stream. */
+export interface FileToServe {
+  fileName: string;
+  contentType: string;
+  size: number;
+  body: Readable;
+}
+
+async function openEntryFile(
+  storage: FileStorage,
+  entry: ExportHistoryEntry,
+  now: Date,
+): Promise<FileToServe> {
+  if (unavailability(entry, now, 0) === "expired") throw fileUnavailable("expired");
+  const size = await storage.size(entry.storageKey);
+  const body = size === undefined ? undefined : await storage.get(entry.storageKey);
+  if (size === undefined || !body) throw fileUnavailable("missing");
+  return { fileName: entry.fileName, contentType: CONTENT_TYPES[entry.fileType], size, body };
+}
+
+/** The account's file `id`: 404 for another account's, 410 `file_unavailable` once expired or gone. */
+export async function openExportFile(
+  db: DbOrTrx,
+  storage: FileStorage,
+  accountId: number,
+  id: number,
+  now = new Date(),
+): Promise<FileToServe> {
+  const entry = await findEntry(db, accountId, id);
+  if (!entry) throw errors.notFound("Export history entry not found.");
+  return openEntryFile(storage, entry, now);
+}
+
+/** Where signed links point and what signs them. */
+export interface LinkSigner {
+  signingSecret: string;
+  /** `PUBLIC_BASE_URL` without a trailing slash. */
+  publicBaseUrl: string;
+}
+
+/**
+ * A signed direct link to the entry's file, valid 15 minutes (or until the file expires, if sooner).
+ * For an entry already checked as available (the export job's `inline: false` answer uses it too).
+ */
+export function downloadLinkFor(
+  signer: LinkSigner,
+  entry: ExportHistoryEntry,
+  now = new Date(),
+): { url: string; expiresAt: Date } {
+  const expiresAt = new Date(Math.min(now.getTime() + LINK_LIFETIME_MS, entry.expiresAt.getTime()));
+  const token = signFileToken(signer.signingSecret, {
+    entryId: entry.id,
+    accountId: entry.accountId,
+    expiresAt,
+  });
+  // The token's expiry has whole seconds: answer the time the link really stops working.
+  const effective = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000);
+  return { url: `${signer.publicBaseUrl}/api/v1/files/${token}`, expiresAt: effective };
+}
+
+/** A signed link to the account's file `id`: 404 for another account's, 410 when unavailable. */
+export async function createDownloadLink(
+  db: DbOrTrx,
+  storage: FileStorage,
+  signer: LinkSigner,
+  accountId: number,
+  id: number,
+  now = new Date(),
+): Promise<{ url: string; expiresAt: Date }> {
+  const entry = await findEntry(db, accountId, id);
+  if (!entry) throw errors.notFound("Export history entry not found.");
+  const reason = unavailability(entry, now, await storage.size(entry.storageKey));
+  if (reason) throw fileUnavailable(reason);
+  return downloadLinkFor(signer, entry, now);
+}
+
+/**
+ * The file of a signed link: 404 for a malformed or forged token (or an entry that no longer
+ * exists), 410 once the link or the file expired or the file is gone.
+ */
+export async function openSignedFile(
+  db: DbOrTrx,
+  storage: FileStorage,
+  signingSecret: string,
+  token: string,
+  now = new Date(),
+): Promise<FileToServe> {
+  const claim = verifyFileToken(signingSecret, token);
+  if (!claim) throw errors.notFound("This download link is not valid.");
+  const entry = await findEntry(db, claim.accountId, claim.entryId);
+  if (!entry) throw errors.notFound("This download link is not valid.");
+  if (claim.expiresAt.getTime() <= now.getTime()) throw fileUnavailable("link_expired");
+  return openEntryFile(storage, entry, now);
+}
+
+/** What to record of a written export. */
+export interface RecordExportInput {
+  accountId: number;
+  written: WrittenExport;
+  /** The saved format's name, or null for the built-in default columns. */
+  formatName: string | null;
+  method: ExportMethod;
+  /** Export time (default now); files expire 90 days later. */
+  createdAt?: Date;
+}
+
+/**
+ * Records the files of a written export as export history entries (one per file, parts then
+ * `_total`). Call it in the transaction that charges the export, so a file is never recorded
+ * without its charge or the reverse.
+ */
+export async function recordExportFiles(
+  db: DbOrTrx,
+  input: RecordExportInput,
+): Promise<ExportHistoryEntry[]> {
+  const createdAt = input.createdAt ?? new Date();
+  const expiresAt = new Date(createdAt.getTime() + FILE_LIFETIME_DAYS * DAY_MS);
+  return insertEntries(
+    db,
+    input.accountId,
+    input.written.files.map((file) => ({
+      exportId: input.written.exportId,
+      fileName: file.fileName,
+      fileType: file.fileType,
+      leadCount: file.rows,
+      fileSize: file.size,
+      formatName: input.formatName,
+      exportMethod: input.method,
+      partNumber: file.partNumber,
+      isTotal: file.isTotal,
+      storageKey: file.storageKey,
+      createdAt,
+      expiresAt,
+    })),
+  );
+}
+
+/** An export to write and record in one go. */
+export interface ExportToFilesInput extends WriteExportInput {
+  method: ExportMethod;
+}
+
+/**
+ * Writes the export's files to storage (streamed, see writeExportFiles) and records them as export
+ * history entries. `record` runs the insert; pass one that also charges in the same transaction,
+ * or leave it out to insert alone. When recording fails the stored files are removed.
+ */
+export async function exportLeadsToFiles(
+  deps: { db: Db; storage: FileStorage },
+  input: ExportToFilesInput,
+  record: (write: (db: DbOrTrx) => Promise<ExportHistoryEntry[]>) => Promise<ExportHistoryEntry[]> = (
+    write,
+  ) => write(deps.db),
+): Promise<{ entries: ExportHistoryEntry[]; answer: ExportAnswerFile; written: WrittenExport }> {
+  const createdAt = input.date ?? new Date();
+  const written = await writeExportFiles(deps.storage, { ...input, date: createdAt });
+  try {
+    const entries = await record((db) =>
+      recordExportFiles(db, {
+        accountId: input.accountId,
+        written,
+        formatName: input.format.name,
+        method: input.method,
+        createdAt,
+      }),
+    );
+    return { entries, answer: written.answer, written };
+  } catch (err) {
+    const keys = written.files.map((f) => f.storageKey);
+    if (written.answer.temporary) keys.push(written.answer.storageKey);
+    await deleteExportFiles(deps.storage, keys);
+    throw err;
+  }
+}
+
+/**
+ * Removes the bytes of files past their expiry (the entries stay listed as expired); returns how
+ * many were removed. Run by the worker's cleanup task.
+ */
+export async function deleteExpiredExportFiles(
+  db: Db,
+  storage: FileStorage,
+  now = new Date(),
+  batch = 500,
+): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const expired = await findExpiredStored(db, now, batch);
+    if (expired.length === 0) return removed;
+    // The files, and the ZIP answer of their export when there was one.
+    const keys = new Set(expired.flatMap((entry) => [entry.storageKey, zipAnswerKeyOf(entry)]));
+    await deleteExportFiles(storage, [...keys]);
+    await markFilesDeleted(
+      db,
+      expired.map((entry) => entry.id),
+      now,
+    );
+    removed += expired.length;
+    if (expired.length < batch) return removed;
+  }
+}

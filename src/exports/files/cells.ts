@@ -1,0 +1,57 @@
+/** Longest text a spreadsheet cell holds (Excel's limit); longer values are cut. */
+export const MAX_CELL_CHARS = 32_767;
+
+/** Separator of list values (`buyingSignalType`, `founders`, ...) in one CSV or XLSX cell. */
+export const LIST_SEPARATOR = "; ";
+
+/** Characters that make a spreadsheet read a cell as a formula when they start it. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/** Characters XML 1.0 (and so XLSX) cannot hold. */
+// eslint-disable-next-line no-control-regex -- these control characters are exactly what is removed
+const XML_INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
+
+/**
+ * A text a spreadsheet will not run: a value starting with `=`, `+`, `-`, `@`, tab or CR gets a
+ * leading `'` (the OWASP CSV-injection advice), then the text is cut to 32,767 characters
+ * (never inside a surrogate pair).
+ */
+export function safeCellText(text: string): string {
+  const safe = FORMULA_START.test(text) ? `'${text}` : text;
+  if (safe.length <= MAX_CELL_CHARS) return safe;
+  const cut = /[\uD800-\uDBFF]/.test(safe.charAt(MAX_CELL_CHARS - 1)) ? MAX_CELL_CHARS - 1 : MAX_CELL_CHARS;
+  return safe.slice(0, cut);
+}
+
+/** A lead value as plain text: lists joined with `; `, objects as JSON, dates as ISO 8601. */
+function plainText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint")
+    return String(value);
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map((item) => plainText(item)).join(LIST_SEPARATOR);
+  return JSON.stringify(value);
+}
+
+/** The text of a CSV cell (a number is written as is: `-5` is a number, not a formula). */
+export function csvCell(value: unknown): string {
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return safeCellText(plainText(value));
+}
+
+/** The value of an XLSX cell: numbers and booleans stay typed, everything else is safe text. */
+export function xlsxCell(value: unknown): string | number | boolean | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "boolean") return value;
+  const text = safeCellText(plainText(value).replace(XML_INVALID, ""));
+  return text === "" ? null : text;
+}
+
+/** The value of a JSON file: the lead's own JSON value (dates as ISO 8601). */
+export function jsonValue(value: unknown): unknown {
+  if (value === undefined) return null;
+  if (value instanceof Date) return value.toISOString();
+  return value;
+}

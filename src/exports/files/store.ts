@@ -1,0 +1,175 @@
+import { randomUUID } from "node:crypto";
+import type { FileStorage } from "../../storage/file-storage.js";
+import { columnsOf, type ExportLead } from "./columns.js";
+import { CONTENT_TYPES, type FileFormat } from "./format.js";
+import { assertExportFits, exportBaseName, exportFileName, planExport, type PlannedFile } from "./split.js";
+import { createFileWriter, type FileWriter } from "./writer.js";
+import { zipStoredFiles } from "./zip.js";
+
+/** A file of an export, written to storage. */
+export interface StoredExportFile extends PlannedFile {
+  fileType: FileFormat["fileType"];
+  storageKey: string;
+  /** Bytes. */
+  size: number;
+}
+
+/** The file to answer an export request with: the single file, or a ZIP of every file. */
+export interface ExportAnswerFile {
+  contentType: string;
+  fileName: string;
+  storageKey: string;
+  /**
+   * True for a ZIP made only for the answer: not an export history file; delete it with the job's
+   * answer. False: the key is the export history file itself (never delete it).
+   */
+  temporary: boolean;
+}
+
+/** What an export writes. */
+export interface WriteExportInput {
+  accountId: number;
+  /** The leads in file order, in the API's Lead shape; exactly `totalCount` of them. */
+  leads: AsyncIterable<ExportLead> | Iterable<ExportLead>;
+  totalCount: number;
+  /** `toFileFormat(...)` of the saved format, or `defaultFileFormat()`. */
+  format: FileFormat;
+  /** Date in the file names (UTC); default now. */
+  date?: Date;
+  /** File name prefix; default `leads-main`. */
+  namePrefix?: string;
+}
+
+/** The files written for one export, and the answer file. */
+export interface WrittenExport {
+  /** Groups the files of the export (also part of their storage keys). */
+  exportId: string;
+  files: StoredExportFile[];
+  answer: ExportAnswerFile;
+}
+
+/**
+ * Writes the export's files to storage as streams (parts, then `_total`; a ZIP of them when there
+ * are several), reading `leads` once. Throws 400 `export_too_large` before writing anything when an
+ * XLSX file would exceed 20,000 rows. On any failure the files written so far are removed.
+ */
+export async function writeExportFiles(
+  storage: FileStorage,
+  input: WriteExportInput,
+): Promise<WrittenExport> {
+  const { format, totalCount } = input;
+  assertExportFits(format, totalCount);
+  const baseName = exportBaseName(input.date ?? new Date(), input.namePrefix);
+  const plan = planExport(format, totalCount, baseName);
+  const exportId = randomUUID();
+  const keyOf = (fileName: string) => `exports/${input.accountId}/${exportId}/${fileName}`;
+  const options = {
+    columns: columnsOf(format),
+    includeHeaders: format.includeHeaders,
+    startRow: format.startRow,
+  };
+
+  const written: StoredExportFile[] = [];
+  const open = (file: PlannedFile): OpenFile => {
+    const writer = createFileWriter(format.fileType, options);
+    const storageKey = keyOf(file.fileName);
+    // Errors reach the caller through the storage write; this keeps a late one from crashing.
+    writer.output.on("error", () => undefined);
+    const stored = storage.put(storageKey, writer.output);
+    // Surfaces a storage failure at once instead of a stuck writer; awaited again in close().
+    stored.catch(() => writer.output.destroy());
+    return { file, writer, storageKey, stored };
+  };
+  const close = async (file: OpenFile): Promise<void> => {
+    await file.writer.end();
+    const { size } = await file.stored;
+    written.push({ ...file.file, fileType: format.fileType, storageKey: file.storageKey, size });
+  };
+
+  const opened: OpenFile[] = [];
+  const iterator = toIterator(input.leads);
+  try {
+    const total = plan.total ? open(plan.total) : null;
+    if (total) opened.push(total);
+    let seen = 0;
+    for (const part of plan.parts) {
+      const current = open(part);
+      opened.push(current);
+      for (let i = 0; i < part.rows; i += 1) {
+        const next = await iterator.next();
+        if (next.done) throw new Error(`the export has ${seen} leads, ${totalCount} were announced`);
+        seen += 1;
+        await current.writer.write(next.value);
+        if (total) await total.writer.write(next.value);
+      }
+      await close(current);
+    }
+    if (!(await iterator.next()).done)
+      throw new Error(`the export has more than the ${totalCount} leads announced`);
+    if (total) await close(total);
+
+    if (written.length === 1) {
+      const [only] = written as [StoredExportFile];
+      return {
+        exportId,
+        files: written,
+        answer: {
+          contentType: CONTENT_TYPES[format.fileType],
+          fileName: only.fileName,
+          storageKey: only.storageKey,
+          temporary: false,
+        },
+      };
+    }
+    const zipName = exportFileName(baseName, "zip");
+    const zipKey = keyOf(zipName);
+    await storage.put(
+      zipKey,
+      zipStoredFiles(
+        storage,
+        written.map((f) => ({ name: f.fileName, storageKey: f.storageKey })),
+      ),
+    );
+    return {
+      exportId,
+      files: written,
+      answer: { contentType: CONTENT_TYPES.zip, fileName: zipName, storageKey: zipKey, temporary: true },
+    };
+  } catch (err) {
+    await Promise.resolve(iterator.return?.()).catch(() => undefined);
+    for (const file of opened) file.writer.output.destroy();
+    await Promise.allSettled(opened.map((file) => file.stored));
+    await deleteExportFiles(
+      storage,
+      opened.map((file) => file.storageKey),
+    );
+    throw err;
+  }
+}
+
+/**
+ * Storage key of the ZIP answer of the export a stored file belongs to (it sits beside the files:
+ * `exports/<account>/<export>/<base>.zip`); the cleanup removes it with the expired files.
+ */
+export function zipAnswerKeyOf(file: { storageKey: string; fileName: string }): string {
+  const dir = file.storageKey.slice(0, file.storageKey.lastIndexOf("/"));
+  const base = file.fileName.replace(/(_part\d+|_total)?\.[a-z]+$/, "");
+  return `${dir}/${exportFileName(base, "zip")}`;
+}
+
+/** Removes stored files (for example when the transaction that records an export fails). */
+export async function deleteExportFiles(storage: FileStorage, keys: string[]): Promise<void> {
+  await Promise.allSettled(keys.map((key) => storage.delete(key)));
+}
+
+/** A file being written: its writer and the storage write reading it. */
+interface OpenFile {
+  file: PlannedFile;
+  writer: FileWriter;
+  storageKey: string;
+  stored: Promise<{ size: number }>;
+}
+
+function toIterator<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | Iterator<T> {
+  return Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+}

@@ -1,0 +1,161 @@
+import { sql, type RawBuilder } from "kysely";
+import type { DbOrTrx, Trx } from "../../db/database.js";
+import type { LeadRecord } from "../../leads/lead.js";
+import { LEAD_RECORD_COLUMNS, leadRecordFromRow } from "../../leads/repository.js";
+import type { SearchFilters } from "../../leads/search/filters.js";
+import { searchCondition, sortColumn } from "../../leads/search/query.js";
+import type { Candidate } from "./selection.js";
+
+/** Candidates fetched per round trip. */
+const CANDIDATE_BATCH = 5_000;
+/** Ids per statement when reading or writing many leads. */
+export const ID_CHUNK = 1_000;
+/** Leads read per statement while writing the files and recording them. */
+export const LEAD_CHUNK = 1_000;
+
+/** Splits a list into chunks of `size`. */
+export function chunks<T>(items: readonly T[], size = ID_CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** How the candidates of an export are ordered and narrowed. */
+export interface CandidateQuery {
+  accountId: number;
+  filters: SearchFilters;
+  /** New leads before previously exported ones. */
+  newFirst: boolean;
+  /** Only leads the account already received (`maxCredits: 0`). */
+  onlyReceived: boolean;
+}
+
+/** Reservoir leads first, then (when asked) new before received, then the sort, the id breaking ties. */
+function candidateOrder(query: CandidateQuery): RawBuilder<unknown> {
+  const dir = query.filters.sortOrder === "asc" ? sql`asc` : sql`desc`;
+  const groups = query.newFirst ? sql`reserved desc, received asc,` : sql`reserved desc,`;
+  return sql`${groups} ${sortColumn(query.filters)} ${dir} nulls last, leads.id ${dir}`;
+}
+
+/**
+ * Every lead matching the export's filters, in export order, with whether the account received it
+ * and whether it is in the account's lead reservoir, read through a cursor in batches (memory
+ * stays flat however many leads match). Needs a transaction (the cursor lives in it) and must be
+ * its last use of the name `export_candidates`; stop iterating early when enough leads were taken.
+ */
+export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate> {
+  const received = sql`(h.lead_id is not null)`;
+  await sql`
+    declare export_candidates no scroll cursor for
+    select leads.id, ${received} as received, (r.lead_id is not null) as reserved,
+      leads.registered_url, leads.crawled_url
+    from leads
+    left join lead_export_history h on h.account_id = ${query.accountId} and h.lead_id = leads.id
+    left join lead_reservoir r
+      on r.account_id = ${query.accountId} and r.lead_id = leads.id and r.expires_at > now()
+    where ${searchCondition(query.filters)} ${query.onlyReceived ? sql`and h.lead_id is not null` : sql``}
+    order by ${candidateOrder(query)}`.execute(trx);
+  // The cursor closes with the transaction, also when the caller stops early.
+  for (;;) {
+    const { rows } = await sql<{
+      id: number;
+      received: boolean;
+      reserved: boolean;
+      registered_url: string | null;
+      crawled_url: string | null;
+    }>`fetch forward ${sql.lit(CANDIDATE_BATCH)} from export_candidates`.execute(trx);
+    for (const row of rows) {
+      yield {
+        id: row.id,
+        received: row.received,
+        reserved: row.reserved,
+        registeredUrl: row.registered_url,
+        crawledUrl: row.crawled_url,
+      };
+    }
+    if (rows.length < CANDIDATE_BATCH) return;
+  }
+}
+
+/** The leads with these ids, in the order of `ids` (one array parameter, so one cheap statement). */
+export async function findLeadRecords(db: DbOrTrx, ids: readonly number[]): Promise<LeadRecord[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("leads")
+    .select(LEAD_RECORD_COLUMNS)
+    .where(sql<boolean>`leads.id = any(cast(${[...ids]} as integer[]))`)
+    .execute();
+  const byId = new Map(rows.map((row) => [row.id, leadRecordFromRow(row)]));
+  return ids.map((id) => {
+    const lead = byId.get(id);
+    if (!lead) throw new Error(`lead ${id} of the export was deleted while exporting`);
+    return lead;
+  });
+}
+
+/**
+ * The leads with these ids in this order, read in chunks; the next chunk is read while the
+ * current one is consumed, so the database and the file writer work side by side.
+ */
+export async function* streamLeads(db: DbOrTrx, ids: readonly number[]): AsyncGenerator<LeadRecord[]> {
+  const parts = chunks(ids, LEAD_CHUNK);
+  let next = parts.length > 0 ? findLeadRecords(db, parts[0]!) : undefined;
+  for (let i = 0; i < parts.length; i += 1) {
+    const current = await next!;
+    next = i + 1 < parts.length ? findLeadRecords(db, parts[i + 1]!) : undefined;
+    // A failed read-ahead surfaces when it is awaited; until then keep it from being unhandled.
+    next?.catch(() => undefined);
+    yield current;
+  }
+}
+
+/** Removes exported leads from the account's lead reservoir. */
+export async function removeFromReservoir(trx: Trx, accountId: number, leadIds: readonly number[]) {
+  for (const chunk of chunks(leadIds)) {
+    await trx
+      .deleteFrom("lead_reservoir")
+      .where("account_id", "=", accountId)
+      .where("lead_id", "in", chunk)
+      .execute();
+  }
+}
+
+/** Puts leads into the account's lead reservoir (an entry already there gets the new expiry). */
+export async function addToReservoir(
+  trx: Trx,
+  accountId: number,
+  leadIds: readonly number[],
+  expiresAt: Date,
+): Promise<void> {
+  const addedAt = new Date();
+  // Lock order by lead id, so two exports of overlapping leads never deadlock.
+  const sorted = [...leadIds].sort((a, b) => a - b);
+  for (const chunk of chunks(sorted)) {
+    await trx
+      .insertInto("lead_reservoir")
+      .values(
+        chunk.map((lead_id) => ({
+          account_id: accountId,
+          lead_id,
+          added_at: addedAt,
+          expires_at: expiresAt,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(["account_id", "lead_id"]).doUpdateSet({
+          added_at: (eb) => eb.ref("excluded.added_at"),
+          expires_at: (eb) => eb.ref("excluded.expires_at"),
+        }),
+      )
+      .execute();
+  }
+}
+
+/** Removes the account's reservoir entries past their expiry. */
+export async function deleteExpiredReservoir(trx: Trx, accountId: number): Promise<void> {
+  await trx
+    .deleteFrom("lead_reservoir")
+    .where("account_id", "=", accountId)
+    .where("expires_at", "<=", new Date())
+    .execute();
+}

@@ -1,0 +1,213 @@
+import { chargeCredits, lockAccountCredits, readBalance, spendableTenths } from "../../credits/ledger.js";
+import type { Trx } from "../../db/database.js";
+import type { ExportHistoryEntry } from "../../export-history/entry.js";
+import { recordExportFiles } from "../../export-history/service.js";
+import { errors } from "../../http/errors.js";
+import { fileAnswer, jsonAnswer, type JobAnswer, type JobContext } from "../../jobs/index.js";
+import { loadConfig } from "../../config.js";
+import { loadSigningSecret } from "../../lib/signing-secret.js";
+import type { LeadRecord } from "../../leads/lead.js";
+import { toLead } from "../../leads/presenter.js";
+import {
+  findReceivedLeadIds,
+  isLockTimeout,
+  recordDeliveredLeads,
+  setLockTimeout,
+} from "../../leads/search/repository.js";
+import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
+import { toLeadSnapshot } from "../../leads/snapshot.js";
+import { assertExportFits } from "../files/split.js";
+import { deleteExportFiles, writeExportFiles, type WrittenExport } from "../files/store.js";
+import type { ExportJobInput } from "./input.js";
+import { parseSearchFilters } from "../../leads/search/filters.js";
+import { toLeadExportLinks } from "./presenter.js";
+import {
+  addToReservoir,
+  chunks,
+  deleteExpiredReservoir,
+  removeFromReservoir,
+  streamLeads,
+} from "./repository.js";
+import type { Selection } from "./selection.js";
+import { LEAD_PRICE_TENTHS, selectExport } from "./service.js";
+
+/** How long a lead stays in the reservoir after an export left it out. */
+export const RESERVOIR_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
+/** Rows between two progress updates while writing. */
+const PROGRESS_EVERY = 5_000;
+
+/**
+ * The export job's work: select the leads, write the files (streamed), then in ONE transaction
+ * lock the account's credits, charge the leads new to the account, record them in the lead export
+ * history (method `api`, snapshot), update the lead reservoir, record the export history entries
+ * and commit the job's answer. A second run after a crash finds the job answered (commit refuses)
+ * and charges nothing; files of a run that did not commit are removed.
+ */
+export async function runExport(input: ExportJobInput, job: JobContext): Promise<JobAnswer> {
+  const filters = parseSearchFilters(input.filters, "body");
+  await job.progress({ phase: "selecting", done: 0, total: 0, label: "leads" });
+  const selection = await selectExport(
+    job.db,
+    { accountId: job.accountId, filters, caps: input.caps, format: input.format },
+    job.signal,
+  );
+  // Checked again here: the matches may have changed since the request was checked.
+  assertExportFits(input.format, selection.leads.length);
+
+  const total = selection.leads.length;
+  await job.progress({ phase: "writing", done: 0, total, label: "leads" });
+  const ids = selection.leads.map((l) => l.id);
+  const written = await writeExportFiles(job.storage, {
+    accountId: job.accountId,
+    leads: withProgress(streamLeads(job.db, ids), job, total),
+    totalCount: total,
+    format: input.format,
+  });
+
+  let answer: JobAnswer | undefined;
+  try {
+    await job.progress({ phase: "charging", done: total, total, label: "leads" });
+    const signer = input.inline ? null : await linkSigner(job, input.publicBaseUrl);
+    await job.db.transaction().execute(async (trx) => {
+      const charged = await chargeExport(trx, job, selection);
+      const entries = await recordExportFiles(trx, {
+        accountId: job.accountId,
+        written,
+        formatName: input.format.name,
+        method: "api",
+      });
+      answer = exportAnswer(input, selection, written, entries, charged, signer);
+      await job.commit(trx, answer);
+    });
+  } catch (err) {
+    const keys = written.files.map((f) => f.storageKey);
+    if (written.answer.temporary) keys.push(written.answer.storageKey);
+    await deleteExportFiles(job.storage, keys);
+    throw err;
+  }
+  // The links name the files themselves; a ZIP made for an inline answer is not needed.
+  if (!input.inline && written.answer.temporary) {
+    await deleteExportFiles(job.storage, [written.answer.storageKey]);
+  }
+  return answer!;
+}
+
+/**
+ * Locks the account's credits (429 `charge_in_progress` when another request holds them for
+ * more than 2 seconds), re-checks under the lock which leads are new, charges them (402
+ * `insufficient_credits` when a concurrent request spent the balance first), records every lead
+ * in the lead export history and updates the reservoir. Returns the charge and the balance after.
+ */
+async function chargeExport(
+  trx: Trx,
+  job: JobContext,
+  selection: Selection,
+): Promise<{ tenths: number; remainingTenths: number }> {
+  await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
+  let periodStart: Date;
+  try {
+    ({ periodStart } = await lockAccountCredits(trx, job.accountId));
+  } catch (err) {
+    if (isLockTimeout(err)) throw chargeInProgress();
+    throw err;
+  }
+  await setLockTimeout(trx, 0);
+  const ids = selection.leads.map((l) => l.id);
+  let newLeads = 0;
+  for (const chunk of chunks(ids)) {
+    const received = await findReceivedLeadIds(trx, job.accountId, chunk);
+    newLeads += chunk.length - received.size;
+  }
+  const tenths = newLeads * LEAD_PRICE_TENTHS;
+  const paid = await chargeCredits(trx, {
+    accountId: job.accountId,
+    periodStart,
+    tenths,
+    reason: "lead_export",
+    reference: job.jobId,
+  });
+  if (!paid) {
+    throw errors.insufficientCredits(
+      "A concurrent request of this account spent the balance first; nothing was charged.",
+    );
+  }
+  const exportedAt = new Date();
+  // Read on another connection, so reading the next chunk overlaps writing this one.
+  for await (const leads of streamLeads(job.db, ids)) {
+    await recordDeliveredLeads(trx, {
+      accountId: job.accountId,
+      method: "api",
+      exportedAt,
+      leads: leads.map((lead) => ({ lead, snapshot: toLeadSnapshot(lead) })),
+    });
+  }
+  await deleteExpiredReservoir(trx, job.accountId);
+  await removeFromReservoir(trx, job.accountId, ids);
+  await addToReservoir(
+    trx,
+    job.accountId,
+    selection.overflow,
+    new Date(exportedAt.getTime() + RESERVOIR_LIFETIME_MS),
+  );
+  const after = await readBalance(trx, job.accountId, periodStart);
+  return { tenths, remainingTenths: spendableTenths(after) };
+}
+
+/** The job's answer: the file (a ZIP when split), or with `inline: false` the links. */
+function exportAnswer(
+  input: ExportJobInput,
+  selection: Selection,
+  written: WrittenExport,
+  entries: ExportHistoryEntry[],
+  charged: { tenths: number; remainingTenths: number },
+  signer: { signingSecret: string; publicBaseUrl: string } | null,
+): JobAnswer {
+  const headers: Record<string, string> = selection.capped ? { "X-Credits-Capped": "true" } : {};
+  if (!signer) {
+    const file = written.answer;
+    return fileAnswer(
+      {
+        storageKey: file.storageKey,
+        contentType: file.contentType,
+        fileName: file.fileName,
+        shared: !file.temporary,
+      },
+      headers,
+    );
+  }
+  const body = toLeadExportLinks(signer, entries, {
+    leadCount: selection.leads.length,
+    creditsUsedTenths: charged.tenths,
+    creditsRemainingTenths: charged.remainingTenths,
+  });
+  return jsonAnswer(200, { data: body }, headers);
+}
+
+/**
+ * What signs the `inline: false` links: the same secret the API uses (`SIGNING_SECRET`, else the
+ * one kept in `app_settings`, as src/main.ts loads it), and the base URL of the API that took the
+ * request.
+ */
+async function linkSigner(job: JobContext, publicBaseUrl: string) {
+  const signingSecret = await loadSigningSecret(job.db, loadConfig(process.env).signingSecret);
+  return { signingSecret, publicBaseUrl };
+}
+
+/** The leads in the API's Lead shape, reporting progress and stopping when the job is aborted. */
+async function* withProgress(
+  chunksOfLeads: AsyncGenerator<LeadRecord[]>,
+  job: JobContext,
+  total: number,
+): AsyncGenerator<Record<string, unknown>> {
+  let done = 0;
+  let reported = 0;
+  for await (const leads of chunksOfLeads) {
+    for (const lead of leads) yield toLead(lead) as unknown as Record<string, unknown>;
+    done += leads.length;
+    job.signal.throwIfAborted();
+    if (done - reported >= PROGRESS_EVERY) {
+      reported = done;
+      await job.progress({ phase: "writing", done, total, label: "leads" });
+    }
+  }
+}

@@ -1,0 +1,95 @@
+import { findAccountWithBalance } from "../../accounts/repository.js";
+import { spendableTenths, TENTHS } from "../../credits/ledger.js";
+import type { Db } from "../../db/database.js";
+import { blacklistedDomains } from "../../export-blacklist/match.js";
+import { errors } from "../../http/errors.js";
+import type { SearchFilters } from "../../leads/search/filters.js";
+import { setStatementTimeout } from "../../leads/search/repository.js";
+import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";
+import type { FileFormat } from "../files/format.js";
+import { assertExportFits, formatLeadCapacity } from "../files/split.js";
+import { streamCandidates } from "./repository.js";
+import { exportLimit, newLeadsFirst, selectLeads, type ExportCaps, type Selection } from "./selection.js";
+
+/** Credits (in tenths) one new lead costs. */
+export const LEAD_PRICE_TENTHS = 1 * TENTHS;
+
+/** What an export selects from. */
+export interface ExportSelectionRequest {
+  accountId: number;
+  filters: SearchFilters;
+  caps: ExportCaps;
+  format: FileFormat;
+}
+
+/** The account's spendable balance in whole credits (what new leads can be paid with). */
+export async function balanceCap(db: Db, accountId: number): Promise<number> {
+  const found = await findAccountWithBalance(db, accountId);
+  if (!found) throw errors.notFound("Account not found.");
+  return Math.floor(spendableTenths(found.balance) / LEAD_PRICE_TENTHS);
+}
+
+/**
+ * Selects the leads of an export (nothing charged or written): the matches in export order,
+ * blacklisted domains left out, capped by the cost controls, the format's capacity, 100,000 and
+ * the spendable balance. Runs in one read-only transaction, so the order is one snapshot.
+ */
+export async function selectExport(
+  db: Db,
+  request: ExportSelectionRequest,
+  signal?: AbortSignal,
+): Promise<Selection> {
+  const [cap, blacklist] = await Promise.all([
+    balanceCap(db, request.accountId),
+    blacklistedDomains(db, request.accountId),
+  ]);
+  return db
+    .transaction()
+    .setAccessMode("read only")
+    .execute(async (trx) => {
+      // As a search with many terms: bounded well below the job's time limit.
+      await setStatementTimeout(trx, SEARCH_STATEMENT_TIMEOUT_MS);
+      const candidates = streamCandidates(trx, {
+        accountId: request.accountId,
+        filters: request.filters,
+        newFirst: newLeadsFirst(request.caps),
+        onlyReceived: request.caps.maxCredits === 0,
+      });
+      return selectLeads(abortable(candidates, signal), {
+        caps: request.caps,
+        formatCapacity: formatLeadCapacity(request.format),
+        balanceCap: cap,
+        blacklist,
+      });
+    });
+}
+
+/**
+ * The checks that can refuse an export before a job exists: 400 `export_too_large` when an XLSX
+ * file would hold more than 20,000 rows. The bound of the caps is tried first; only when it does
+ * not fit are the leads selected and counted.
+ */
+export async function checkExportFits(db: Db, request: ExportSelectionRequest): Promise<void> {
+  if (request.format.fileType !== "xlsx") return;
+  try {
+    assertExportFits(request.format, exportLimit(request.caps, formatLeadCapacity(request.format)));
+    return;
+  } catch {
+    // The bound does not fit: count what the export would really hold.
+  }
+  const selection = await selectExport(db, request);
+  assertExportFits(request.format, selection.leads.length);
+}
+
+async function* abortable<T>(source: AsyncGenerator<T>, signal?: AbortSignal): AsyncGenerator<T> {
+  let seen = 0;
+  try {
+    for await (const item of source) {
+      seen += 1;
+      if (signal && seen % 1000 === 0) signal.throwIfAborted();
+      yield item;
+    }
+  } finally {
+    await source.return(undefined);
+  }
+}

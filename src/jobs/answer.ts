@@ -1,0 +1,78 @@
+import { ApiError } from "../http/errors.js";
+
+/** A file kept in storage (src/storage) as the body of a job's answer. */
+export interface AnswerFile {
+  /** Key in FileStorage. */
+  storageKey: string;
+  contentType: string;
+  /** Name sent in `Content-Disposition`, for example `leads-main-2026-11-22.csv`. */
+  fileName: string;
+  /**
+   * True when the file belongs to another record (for example an export-history entry): the job
+   * never deletes it. False (default): the file is deleted when the job's answer expires.
+   */
+  shared?: boolean;
+}
+
+/** The final HTTP answer of a job, stored as it is and returned to every later poll or replay. */
+export type JobAnswer =
+  | { status: number; headers?: Record<string, string>; body: unknown }
+  | { status: number; headers?: Record<string, string>; file: AnswerFile };
+
+/** A JSON answer (`{data: ...}` or an error body). */
+export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): JobAnswer {
+  return { status, headers, body };
+}
+
+/** A file answer: the file must already be in storage. */
+export function fileAnswer(file: AnswerFile, headers: Record<string, string> = {}, status = 200): JobAnswer {
+  return { status, headers, file };
+}
+
+/** The documented `{error, message, details?}` answer of an ApiError, with its headers. */
+export function errorAnswer(err: ApiError): JobAnswer {
+  const body: { error: string; message: string; details?: unknown } = {
+    error: err.code,
+    message: err.message,
+  };
+  if (err.details && err.details.length > 0) body.details = err.details;
+  return { status: err.status, headers: { ...err.headers }, body };
+}
+
+/** 500 `job_timeout`: the stored answer of a job past its time limit. */
+export function timeoutAnswer(): JobAnswer {
+  return errorAnswer(
+    new ApiError(500, "job_timeout", "The request ran past its time limit and was stopped. Try again."),
+  );
+}
+
+/** 500 `internal_error`, for a job that failed in an unexpected way. */
+export function internalErrorAnswer(): JobAnswer {
+  return errorAnswer(new ApiError(500, "internal_error", "An unexpected error occurred."));
+}
+
+/** Headers that describe the current request, never stored with an answer. */
+const NOT_STORED =
+  /^(x-ratelimit-|x-request-id$|x-svc-job-|cache-control$|preference-applied$|content-length$)/i;
+
+/** Checks and normalises an answer returned by a job kind before it is stored. */
+export function normaliseAnswer(answer: JobAnswer): JobAnswer {
+  if (!Number.isInteger(answer.status) || answer.status < 200 || answer.status > 599) {
+    throw new Error(`invalid job answer status ${answer.status}`);
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(answer.headers ?? {})) {
+    if (!NOT_STORED.test(name)) headers[name] = String(value);
+  }
+  return "file" in answer
+    ? { status: answer.status, headers, file: { ...answer.file, shared: answer.file.shared ?? false } }
+    : { status: answer.status, headers, body: answer.body };
+}
+
+/** Reads a stored answer back (the `answer` column); undefined when it is not a valid answer. */
+export function parseStoredAnswer(value: unknown): JobAnswer | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const answer = value as { status?: unknown; headers?: unknown; file?: unknown };
+  if (typeof answer.status !== "number") return undefined;
+  return value as JobAnswer;
+}

@@ -1,0 +1,115 @@
+import type { Logger } from "pino";
+import type { Db, Trx } from "../db/database.js";
+import type { FileStorage } from "../storage/file-storage.js";
+import type { JobAnswer } from "./answer.js";
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** Progress a running job reports; persisted and shown in the 202 body. */
+export interface JobProgressUpdate {
+  /** The step, for example `querying`, `writing`. */
+  phase?: string;
+  done?: number;
+  /** 0 while unknown. */
+  total?: number;
+  /** What the units are, for example `leads`. */
+  label?: string;
+}
+
+/** What a job kind's `run` receives besides its input. */
+export interface JobContext {
+  jobId: string;
+  accountId: number;
+  kind: string;
+  /** 1 on the first run; more when a run was interrupted (restart, crashed worker). */
+  attempt: number;
+  db: Db;
+  storage: FileStorage;
+  logger: Logger;
+  /** Aborted at the time limit (the answer is then 500 `job_timeout`) or on worker shutdown. */
+  signal: AbortSignal;
+  /** Persists progress (cheap; call it every few seconds, not per row). */
+  progress(update: JobProgressUpdate): Promise<void>;
+  /**
+   * Stores the answer inside the caller's transaction, so that what the job charges and writes
+   * commits together with its answer, exactly once: it locks the job row and throws
+   * JobNoLongerRunning (rolling the transaction back) when the job already has an answer (timed
+   * out, or finished by an earlier run). After commit, `run` should return the same answer.
+   */
+  commit(trx: Trx, answer: JobAnswer): Promise<void>;
+}
+
+/** A kind of background job: limits, lifetimes and the work. */
+export interface JobKindDefinition<I> {
+  /** Name shown as `kind` in the 202 body, for example `api_leads_export`. */
+  kind: string;
+  /** Running jobs of this kind per account; one more gives 429 `job_capacity_busy`. */
+  capacity: number;
+  /** Time limit from arrival; past it the answer is 500 `job_timeout`. Default 30 minutes. */
+  timeoutMs?: number;
+  /** How long the finished answer is kept. Default 60 minutes. */
+  retentionMs?: number;
+  /** How long the Idempotency-Key is kept after the job finished. Default 25 hours. */
+  idempotencyTtlMs?: number;
+  /**
+   * Statuses whose answer does not use the Idempotency-Key up, besides 409, 429 and 503 (for
+   * example `[402]` for an export's `insufficient_credits`).
+   */
+  keyKeepingStatuses?: number[];
+  /** Checks the stored input when a job runs (queued jobs outlive code); default: as stored. */
+  parseInput?: (raw: unknown) => I;
+  /**
+   * Does the work and returns the final answer (errors may also be thrown as ApiError). Must be
+   * safe to run again after an interruption: use `job.commit(trx, answer)` in the transaction
+   * that charges credits, so a second run finds the job finished and charges nothing.
+   */
+  run(input: I, job: JobContext): Promise<JobAnswer>;
+}
+
+/** A registered kind (defaults applied). */
+export interface JobKind<I = unknown> extends Required<Omit<JobKindDefinition<I>, "parseInput">> {
+  parseInput(raw: unknown): I;
+}
+
+const registry = new Map<string, JobKind<unknown>>();
+
+/** Statuses whose answer never uses the Idempotency-Key up (rule 3 of the document). */
+const KEY_KEEPING = [409, 429, 503];
+
+/**
+ * Defines and registers a job kind (once per process, at module load). Routes pass the returned
+ * kind to runLongRunning; worker processes find it by name, so the module must be imported by
+ * src/worker/worker.ts as well.
+ */
+export function defineJobKind<I>(definition: JobKindDefinition<I>): JobKind<I> {
+  if (!/^[a-z][a-z0-9_]*$/.test(definition.kind)) throw new Error(`invalid job kind ${definition.kind}`);
+  if (definition.capacity < 1) throw new Error(`job kind ${definition.kind} needs a capacity >= 1`);
+  const kind: JobKind<I> = {
+    kind: definition.kind,
+    capacity: definition.capacity,
+    timeoutMs: definition.timeoutMs ?? 30 * MINUTE,
+    retentionMs: definition.retentionMs ?? HOUR,
+    idempotencyTtlMs: definition.idempotencyTtlMs ?? 25 * HOUR,
+    keyKeepingStatuses: [...KEY_KEEPING, ...(definition.keyKeepingStatuses ?? [])],
+    parseInput: definition.parseInput ?? ((raw) => raw as I),
+    run: definition.run,
+  };
+  const existing = registry.get(kind.kind);
+  if (existing && existing.run !== kind.run) throw new Error(`job kind ${kind.kind} is defined twice`);
+  registry.set(kind.kind, kind as JobKind<unknown>);
+  return kind;
+}
+
+/** The registered kind of this name, if any. */
+export function jobKindNamed(name: string): JobKind<unknown> | undefined {
+  return registry.get(name);
+}
+
+/** Lifetimes the document gives, for kinds to use. */
+export const JOB_LIFETIMES = {
+  /** Answer kept 60 minutes; key 25 hours. */
+  standard: { retentionMs: HOUR, idempotencyTtlMs: 25 * HOUR },
+  /** Schedule trigger: answer kept 24 hours; key 48 hours. */
+  scheduleTrigger: { retentionMs: 24 * HOUR, idempotencyTtlMs: 48 * HOUR },
+} as const;

@@ -1,0 +1,111 @@
+import type { Selectable } from "kysely";
+import type { DbOrTrx } from "../db/database.js";
+import type { KeywordListsTable } from "../db/schema/leads.js";
+
+/** Whether a list holds words to find or words to exclude. */
+export type KeywordListType = "positive" | "negative";
+
+/** A keyword list as the service sees it (domain shape, not a row). */
+export interface KeywordList {
+  id: number;
+  accountId: number;
+  name: string;
+  type: KeywordListType;
+  keywords: string[];
+  sourceCategories: string[] | null;
+  createdAt: Date;
+}
+
+/** The writable content of a keyword list, already cleaned by the service. */
+export interface KeywordListContent {
+  name: string;
+  type: KeywordListType;
+  keywords: string[];
+  sourceCategories: string[] | null;
+}
+
+function toKeywordList(row: Selectable<KeywordListsTable>): KeywordList {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    type: row.type,
+    keywords: row.keywords,
+    sourceCategories: row.source_categories,
+    createdAt: createdAtOf(row),
+  };
+}
+
+/** The account's keyword lists, newest first. */
+export async function listKeywordLists(db: DbOrTrx, accountId: number): Promise<KeywordList[]> {
+  const rows = await db
+    .selectFrom("keyword_lists")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+  return rows.map(toKeywordList);
+}
+
+/** Stores a new keyword list of the account. */
+export async function insertKeywordList(
+  db: DbOrTrx,
+  accountId: number,
+  content: KeywordListContent,
+): Promise<KeywordList> {
+  const row = await db
+    .insertInto("keyword_lists")
+    .values({
+      account_id: accountId,
+      name: content.name,
+      type: content.type,
+      keywords: content.keywords,
+      source_categories: content.sourceCategories,
+      updated_at: new Date(),
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return toKeywordList(row);
+}
+
+/** Replaces the content of one of the account's lists; undefined when the account has no such list. */
+export async function replaceKeywordList(
+  db: DbOrTrx,
+  accountId: number,
+  id: number,
+  content: KeywordListContent,
+): Promise<KeywordList | undefined> {
+  const row = await db
+    .updateTable("keyword_lists")
+    .set({
+      name: content.name,
+      type: content.type,
+      keywords: content.keywords,
+      source_categories: content.sourceCategories,
+      updated_at: new Date(),
+    })
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toKeywordList(row);
+}
+
+/** Deletes one of the account's lists; false when the account has no such list. */
+export async function deleteKeywordList(db: DbOrTrx, accountId: number, id: number): Promise<boolean> {
+  const result = await db
+    .deleteFrom("keyword_lists")
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * `created_at` is a Date at run time; its table type (`Generated<CreatedAt>`) nests two column
+ * types, so Kysely's select type is not `Date` and needs this narrowing.
+ */
+function createdAtOf(row: { created_at: unknown }): Date {
+  return row.created_at as Date;
+}

@@ -1,0 +1,21 @@
+import type { JsonResponse } from "../http/types.js";
+import type { HistoryEntryWithLead } from "./service.js";
+
+export type HistoryEntryBody = JsonResponse<"listLeadExportHistory", 200>["data"][number];
+
+/** The API's shape of a lead export history entry (dates in UTC). */
+export function toHistoryEntryBody({ entry, lead }: HistoryEntryWithLead): HistoryEntryBody {
+  return {
+    id: entry.id,
+    userId: entry.accountId,
+    leadId: entry.leadId,
+    databaseType: entry.databaseType as HistoryEntryBody["databaseType"],
+    exportedAt: entry.exportedAt.toISOString(),
+    exportMethod: entry.exportMethod as HistoryEntryBody["exportMethod"],
+    leadLastUpdated: entry.leadLastUpdated?.toISOString() ?? null,
+    // Free-form objects: the generated type of `Record<unknown>` is `Record<string, never>`.
+    leadSnapshot: entry.leadSnapshot as HistoryEntryBody["leadSnapshot"],
+    lead: lead as HistoryEntryBody["lead"],
+    lastChangedFields: entry.lastChangedFields,
+  };
+}

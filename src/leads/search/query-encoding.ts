@@ -1,0 +1,42 @@
+import type { RequestHandler } from "express";
+
+/** Paths whose list-valued query parameters carry free text (search terms, JSON array strings). */
+const SEARCH_PATHS = new Set(["/api/v1/leads", "/api/v1/leads/preview"]);
+
+/** Reserved characters the request validator refuses raw in query values (`,` stays: the list delimiter). */
+const RESERVED = /[:/?#[\]@!$'()*;=]/g;
+
+/**
+ * Percent-encodes the reserved characters of query values, and turns the form encoding of a space
+ * (`+`) into `%20`. Express decodes both spellings the same way, so nothing changes for the
+ * handler; the contract validator, however, refuses raw reserved characters in `explode: false`
+ * parameters, which would refuse `pool+repair` (how most clients send a space, the URL
+ * wildcard), `["plumb","roof"]` (the JSON array string form) and URL terms such as
+ * `example.com/shop`.
+ */
+export function encodeSearchQuery(query: string): string {
+  return query
+    .split("&")
+    .map((pair) => {
+      const eq = pair.indexOf("=");
+      if (eq < 0) return pair;
+      const value = pair
+        .slice(eq + 1)
+        .replace(/\+/g, "%20")
+        .replace(RESERVED, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`);
+      return `${pair.slice(0, eq)}=${value}`;
+    })
+    .join("&");
+}
+
+/** Middleware (before the contract validator): encodeSearchQuery on the lead search endpoints. */
+export const normalizeSearchQuery: RequestHandler = (req, _res, next) => {
+  const q = req.originalUrl.indexOf("?");
+  if (q >= 0 && SEARCH_PATHS.has(req.path)) {
+    const encoded = encodeSearchQuery(req.originalUrl.slice(q + 1));
+    req.originalUrl = `${req.originalUrl.slice(0, q)}?${encoded}`;
+    const uq = req.url.indexOf("?");
+    if (uq >= 0) req.url = `${req.url.slice(0, uq)}?${encoded}`;
+  }
+  next();
+};

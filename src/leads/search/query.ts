@@ -1,0 +1,213 @@
+import { sql, type RawBuilder, type SqlBool } from "kysely";
+import { resolveLeadField } from "../fields.js";
+import { LEAD_RECORD_COLUMNS, type LeadRecordRow } from "../repository.js";
+import { DEFAULT_OR_COLUMNS, TERM_COLUMNS, type SearchFilters, type TermColumn } from "./filters.js";
+
+type Condition = RawBuilder<SqlBool>;
+
+/** Separator between the columns of `leads.search_text` (and between list items of one column). */
+const SEPARATOR = "\u0001";
+
+/** The URL columns: a space in a term is the `%` wildcard there. */
+const URL_COLUMNS: ReadonlySet<TermColumn> = new Set(["registeredUrl", "crawledUrl"]);
+
+/** The columns held by `leads.search_text` (the document's four searched columns). */
+const SEARCH_TEXT_COLUMNS: ReadonlySet<TermColumn> = new Set(DEFAULT_OR_COLUMNS);
+
+/**
+ * Each term column as a lower-cased, never-null text. List-like columns (categories, the two
+ * phones, the eight e-mail addresses) are joined with the separator, so a term matches when it is
+ * a substring of one of their values.
+ */
+const COLUMN_TEXT: Record<TermColumn, RawBuilder<string>> = {
+  registeredUrl: sql`lower(coalesce(leads.registered_url, ''))`,
+  crawledUrl: sql`lower(coalesce(leads.crawled_url, ''))`,
+  companyName: sql`lower(coalesce(leads.company_name, ''))`,
+  aiCategoryEstimation: sql`lower(coalesce(array_to_string(leads.ai_category_estimation, chr(1)), ''))`,
+  description: sql`lower(coalesce(leads.description, ''))`,
+  city: sql`lower(coalesce(leads.city, ''))`,
+  street: sql`lower(coalesce(leads.street, ''))`,
+  phone: sql`lower(concat_ws(chr(1), leads.phone, leads.phone_secondary))`,
+  email: sql`lower(concat_ws(chr(1), leads.email, leads.email_secondary, leads.email_tier1, leads.email_tier2, leads.email_tier3, leads.email_tier4, leads.email_tier5, leads.email_tier6))`,
+};
+const SEARCH_TEXT = sql<string>`leads.search_text`;
+
+/** Escapes LIKE's special characters so a `%`, `_` or `\` typed by a user is literal. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, "\\$&");
+}
+
+/** `%term%`: the term anywhere, literally. */
+export function plainPattern(term: string): string {
+  return `%${escapeLike(term)}%`;
+}
+
+/** `%word1%word2%`: in URL columns a space is a wildcard (the words in order, anything between). */
+export function urlPattern(term: string): string {
+  return `%${term.split(/\s+/).filter(Boolean).map(escapeLike).join("%")}%`;
+}
+
+/** The LIKE pattern of a term in one column. */
+export function columnPattern(column: TermColumn, term: string): string {
+  return URL_COLUMNS.has(column) ? urlPattern(term) : plainPattern(term);
+}
+
+const like = (text: RawBuilder<string>, pattern: string): Condition =>
+  sql<SqlBool>`${text} like lower(${pattern})`;
+
+const or = (conditions: Condition[]): Condition =>
+  conditions.length === 1 ? conditions[0]! : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`;
+
+const and = (conditions: Condition[]): Condition =>
+  conditions.length === 1 ? conditions[0]! : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
+
+/**
+ * A term matching any of `columns`. When every column is in `search_text` the condition starts
+ * with an indexed LIKE on it: exact on its own for the four columns and a term without spaces,
+ * otherwise a prefilter before the per-column recheck.
+ */
+export function termMatchesAny(columns: readonly TermColumn[], term: string): Condition {
+  const precise = or(columns.map((c) => like(COLUMN_TEXT[c], columnPattern(c, term))));
+  const indexable = !term.includes(SEPARATOR) && columns.every((c) => SEARCH_TEXT_COLUMNS.has(c));
+  if (!indexable) return precise;
+  if (columns.length === SEARCH_TEXT_COLUMNS.size && !/\s/.test(term)) {
+    return like(SEARCH_TEXT, plainPattern(term));
+  }
+  // The URL pattern accepts everything the plain pattern does, so it is the looser prefilter.
+  const loose = columns.some((c) => URL_COLUMNS.has(c)) ? urlPattern(term) : plainPattern(term);
+  return and([like(SEARCH_TEXT, loose), precise]);
+}
+
+/** The values lower-cased by PostgreSQL (the same `lower()` as the column side). */
+const lowerAll = (values: string[]) => sql.join(values.map((v) => sql`lower(${v})`));
+
+/**
+ * The WHERE condition of a search over `leads`, exactly as the lead search model says:
+ * phase 1 (any positive keyword over the OR group, or any include term of a column in the OR
+ * group, over its column), the required include terms of columns outside the OR group, phase 2
+ * (negative keywords over the OR group, exclude terms over their column), then the narrowing
+ * filters (state, city, ZIP, stars, reviews, schema types), all ANDed.
+ */
+export function searchCondition(filters: SearchFilters): Condition {
+  const group = filters.orColumns;
+  const all: Condition[] = [];
+
+  const phase1: Condition[] = filters.positiveKeywords.map((term) => termMatchesAny(group, term));
+  for (const column of TERM_COLUMNS) {
+    const terms = filters.includeTerms[column];
+    if (!terms || terms.length === 0) continue;
+    const matches = terms.map((term) => termMatchesAny([column], term));
+    // In the OR group: one more way to be included. Outside it: required (any of its terms).
+    if (group.includes(column)) phase1.push(...matches);
+    else all.push(or(matches));
+  }
+  if (phase1.length > 0) all.unshift(or(phase1));
+
+  for (const term of filters.negativeKeywords) all.push(sql<SqlBool>`not ${termMatchesAny(group, term)}`);
+  for (const column of TERM_COLUMNS) {
+    for (const term of filters.excludeTerms[column] ?? []) {
+      all.push(sql<SqlBool>`not ${termMatchesAny([column], term)}`);
+    }
+  }
+
+  if (filters.stateInclude.length > 0) {
+    all.push(sql<SqlBool>`upper(leads.state) in (${sql.join(filters.stateInclude)})`);
+  }
+  if (filters.stateExclude.length > 0) {
+    all.push(sql<SqlBool>`coalesce(upper(leads.state), '') not in (${sql.join(filters.stateExclude)})`);
+  }
+  if (filters.cityInclude.length > 0) {
+    all.push(sql<SqlBool>`lower(leads.city) in (${lowerAll(filters.cityInclude)})`);
+  }
+  if (filters.cityExclude.length > 0) {
+    all.push(sql<SqlBool>`coalesce(lower(leads.city), '') not in (${lowerAll(filters.cityExclude)})`);
+  }
+  if (filters.zipInclude.length > 0) {
+    all.push(or(filters.zipInclude.map((zip) => sql<SqlBool>`leads.zip like ${`${escapeLike(zip)}%`}`)));
+  }
+  for (const zip of filters.zipExclude) {
+    all.push(sql<SqlBool>`coalesce(leads.zip, '') not like ${`${escapeLike(zip)}%`}`);
+  }
+  if (filters.minStars !== null) all.push(sql<SqlBool>`leads.stars >= ${filters.minStars}`);
+  if (filters.maxStars !== null) all.push(sql<SqlBool>`leads.stars <= ${filters.maxStars}`);
+  if (filters.minReviewCount !== null)
+    all.push(sql<SqlBool>`leads.review_count >= ${filters.minReviewCount}`);
+  if (filters.maxReviewCount !== null)
+    all.push(sql<SqlBool>`leads.review_count <= ${filters.maxReviewCount}`);
+  if (filters.websiteSchemaFilter.length > 0) {
+    all.push(sql<SqlBool>`leads.website_schema_types && cast(${filters.websiteSchemaFilter} as text[])`);
+  }
+  return all.length === 0 ? sql<SqlBool>`true` : and(all);
+}
+
+/** The column a search sorts by (`sortBy` is a resolved, sortable field name). */
+export function sortColumn(filters: SearchFilters): RawBuilder<unknown> {
+  const column = resolveLeadField(filters.sortBy)?.column;
+  if (!column) throw new Error(`not a sortable field: ${filters.sortBy}`);
+  return sql.ref(`leads.${column}`);
+}
+
+/** `sort_key <dir> nulls last, id <dir>`: leads without a value last, the id breaks ties. */
+function orderOf(filters: SearchFilters, prefix: string): RawBuilder<unknown> {
+  const dir = filters.sortOrder === "asc" ? sql`asc` : sql`desc`;
+  return sql`${sql.ref(`${prefix}.sort_key`)} ${dir} nulls last, ${sql.ref(`${prefix}.id`)} ${dir}`;
+}
+
+/**
+ * The one query of a search or preview. The matches (id, sort key, received by the account) are
+ * collected once; the counts and one page come from them, and the page's leads are read with
+ * them. The sort runs on the matches only, never by walking an index of the sort column.
+ *
+ * Rows: one per lead of the page, in order (each with the counts), or a single row with the
+ * counts and `page_id` null when the page is empty.
+ *
+ * With `cap` (whole credits the account can spend), the result list is capped at the balance:
+ * every match the account already received stays, and of the new matches only the first `cap`
+ * in sort order; the page is cut from that list (this branch only runs when the balance cannot
+ * pay for every new match). Without `cap` (preview) the page is cut from all matches.
+ */
+export function searchPageQuery(
+  filters: SearchFilters,
+  options: { accountId: number; cap: number | null },
+): RawBuilder<SearchPageQueryRow> {
+  const offset = (filters.page - 1) * filters.limit;
+  const pageOf = (source: RawBuilder<unknown>) =>
+    sql`select m.id, m.sort_key, m.received from ${source} m
+        order by ${orderOf(filters, "m")} limit ${filters.limit} offset ${offset}`;
+  const uncapped = pageOf(sql`matches`);
+  const page =
+    options.cap === null
+      ? uncapped
+      : sql`select * from (${uncapped}) u where counts.new_matches <= ${options.cap}
+            union all
+            select * from (${pageOf(sql`(
+              select * from matches where received
+              union all
+              (select * from matches n where not n.received order by ${orderOf(filters, "n")} limit ${options.cap})
+            )`)}) c where counts.new_matches > ${options.cap}`;
+  const leadColumns = sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`leads.${c}`)));
+  return sql`
+    with matches as materialized (
+      select leads.id, ${sortColumn(filters)} as sort_key, (h.lead_id is not null) as received
+      from leads
+      left join lead_export_history h on h.account_id = ${options.accountId} and h.lead_id = leads.id
+      where ${searchCondition(filters)}
+    ),
+    counts as materialized (
+      select count(*)::int as total_matches, (count(*) filter (where not received))::int as new_matches
+      from matches
+    )
+    select counts.total_matches, counts.new_matches, p.id as page_id, p.received, ${leadColumns}
+    from counts
+    left join lateral (${page}) p on true
+    left join leads on leads.id = p.id
+    order by ${orderOf(filters, "p")}`;
+}
+
+/** One row of searchPageQuery: the counts, and a lead of the page (null columns when none). */
+export type SearchPageQueryRow = {
+  total_matches: number;
+  new_matches: number;
+  page_id: number | null;
+  received: boolean | null;
+} & LeadRecordRow;

@@ -1,0 +1,197 @@
+import { findAccountWithBalance } from "../../accounts/repository.js";
+import {
+  chargeCredits,
+  lockAccountCredits,
+  readBalance,
+  spendableTenths,
+  TENTHS,
+} from "../../credits/ledger.js";
+import type { Db } from "../../db/database.js";
+import { ApiError, errors } from "../../http/errors.js";
+import type { LeadRecord } from "../lead.js";
+import { toLeadSnapshot } from "../snapshot.js";
+import type { SearchFilters } from "./filters.js";
+import {
+  findReceivedLeadIds,
+  findSearchPage,
+  type SearchPage,
+  isLockTimeout,
+  recordDeliveredLeads,
+  setLockTimeout,
+  setStatementTimeout,
+} from "./repository.js";
+
+/** How long a search waits for the account's charge lock before answering 429 charge_in_progress. */
+export const CHARGE_LOCK_TIMEOUT_MS = 2_000;
+/** Seconds a client is told to wait after charge_in_progress. */
+export const CHARGE_RETRY_AFTER = 30;
+/** Longest a search query with many terms may run (well below the query slot's lifetime). */
+export const SEARCH_STATEMENT_TIMEOUT_MS = 60_000;
+/**
+ * Up to this many terms a search runs as one plain statement; with more, it runs in a
+ * transaction with a statement timeout (two extra round trips), since its cost grows with the
+ * number of terms times the rows it has to check.
+ */
+export const TERMS_WITHOUT_TIMEOUT = 20;
+/** Credits (in tenths) one new lead costs. */
+const LEAD_PRICE_TENTHS = 1 * TENTHS;
+
+/** Where a page of results is. */
+export interface Pagination {
+  page: number;
+  limit: number;
+  total: number;
+  pages: number;
+}
+
+/** A charged search: the page of leads and what it cost. */
+export interface SearchOutcome {
+  leads: LeadRecord[];
+  pagination: Pagination;
+  creditsUsedTenths: number;
+  creditsRemainingTenths: number;
+  /** New matches were left out because the balance could not pay for them. */
+  capped: boolean;
+}
+
+/** A free preview: the page (with which leads the account owns) and the counts. */
+export interface PreviewOutcome {
+  leads: { lead: LeadRecord; received: boolean }[];
+  pagination: Pagination;
+  totalMatches: number;
+  newLeads: number;
+  alreadyReceived: number;
+  creditsRemainingTenths: number;
+}
+
+/** 429 `charge_in_progress` with Retry-After 30. */
+export function chargeInProgress(): ApiError {
+  return new ApiError(
+    429,
+    "charge_in_progress",
+    `Another request of this account is charging credits; retry in ${CHARGE_RETRY_AFTER} seconds. Nothing was charged.`,
+    undefined,
+    { "Retry-After": String(CHARGE_RETRY_AFTER) },
+  );
+}
+
+const pagination = (filters: SearchFilters, total: number): Pagination => ({
+  page: filters.page,
+  limit: filters.limit,
+  total,
+  pages: Math.ceil(total / filters.limit),
+});
+
+async function spendable(db: Db, accountId: number): Promise<number> {
+  const found = await findAccountWithBalance(db, accountId);
+  if (!found) throw errors.notFound("Account not found.");
+  return spendableTenths(found.balance);
+}
+
+function termCount(filters: SearchFilters): number {
+  const columnTerms = [...Object.values(filters.includeTerms), ...Object.values(filters.excludeTerms)];
+  return (
+    filters.positiveKeywords.length +
+    filters.negativeKeywords.length +
+    columnTerms.reduce((n, terms) => n + (terms?.length ?? 0), 0)
+  );
+}
+
+/** Runs the search query; one with many terms inside a transaction bounded by a statement timeout. */
+async function runSearch(
+  db: Db,
+  filters: SearchFilters,
+  options: { accountId: number; cap: number | null },
+): Promise<SearchPage> {
+  if (termCount(filters) <= TERMS_WITHOUT_TIMEOUT) return findSearchPage(db, filters, options);
+  return db.transaction().execute(async (trx) => {
+    await setStatementTimeout(trx, SEARCH_STATEMENT_TIMEOUT_MS);
+    return findSearchPage(trx, filters, options);
+  });
+}
+
+/**
+ * A paid search (`GET /leads`). The results are capped at the spendable balance: every matching
+ * lead the account already received stays (free, the sticky rule), and of the new ones only as
+ * many as the balance pays for, first in sort order; `total` counts that capped list and the page
+ * is cut from it. Each new lead on the page costs 1 credit; every lead on the page is recorded in
+ * the lead export history (method `api`, snapshot), in the transaction of the ledger charge. The
+ * charge re-checks, under the account's credit lock, which leads are new: 402
+ * `insufficient_credits` when a concurrent request spent the balance meanwhile, 429
+ * `charge_in_progress` when the lock is not free within 2 seconds. The caller holds a lead query
+ * slot (capacity.ts).
+ */
+export async function searchLeads(db: Db, accountId: number, filters: SearchFilters): Promise<SearchOutcome> {
+  const cap = Math.floor((await spendable(db, accountId)) / LEAD_PRICE_TENTHS);
+  const found = await runSearch(db, filters, { accountId, cap });
+  const receivedMatches = found.totalMatches - found.newMatches;
+  const total = receivedMatches + Math.min(found.newMatches, cap);
+  const leads = found.page.map((p) => p.lead);
+
+  const charge = await db.transaction().execute(async (trx) => {
+    await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
+    let periodStart: Date;
+    try {
+      ({ periodStart } = await lockAccountCredits(trx, accountId));
+    } catch (err) {
+      if (isLockTimeout(err)) throw chargeInProgress();
+      throw err;
+    }
+    const received = await findReceivedLeadIds(
+      trx,
+      accountId,
+      leads.map((l) => l.id),
+    );
+    const tenths = leads.filter((l) => !received.has(l.id)).length * LEAD_PRICE_TENTHS;
+    const paid = await chargeCredits(trx, {
+      accountId,
+      periodStart,
+      tenths,
+      reason: "lead_search",
+      reference: "search",
+    });
+    if (!paid) {
+      throw errors.insufficientCredits(
+        "A concurrent request of this account spent the balance first; nothing was charged.",
+      );
+    }
+    await recordDeliveredLeads(trx, {
+      accountId,
+      method: "api",
+      exportedAt: new Date(),
+      leads: leads.map((lead) => ({ lead, snapshot: toLeadSnapshot(lead) })),
+    });
+    const after = await readBalance(trx, accountId, periodStart);
+    return { tenths, remaining: spendableTenths(after) };
+  });
+
+  return {
+    leads,
+    pagination: pagination(filters, total),
+    creditsUsedTenths: charge.tenths,
+    creditsRemainingTenths: charge.remaining,
+    capped: found.newMatches > cap,
+  };
+}
+
+/**
+ * A free preview (`GET /leads/preview`): counts over every match (new vs already received, the
+ * cost of exporting them) and one page of all matches; nothing charged or recorded. The caller
+ * holds a lead query slot (capacity.ts).
+ */
+export async function previewLeads(
+  db: Db,
+  accountId: number,
+  filters: SearchFilters,
+): Promise<PreviewOutcome> {
+  const creditsRemainingTenths = await spendable(db, accountId);
+  const found = await runSearch(db, filters, { accountId, cap: null });
+  return {
+    leads: found.page,
+    pagination: pagination(filters, found.totalMatches),
+    totalMatches: found.totalMatches,
+    newLeads: found.newMatches,
+    alreadyReceived: found.totalMatches - found.newMatches,
+    creditsRemainingTenths,
+  };
+}

@@ -1,0 +1,413 @@
+import { parse } from "csv-parse/sync";
+import ExcelJS from "exceljs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { Readable } from "node:stream";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { text } from "node:stream/consumers";
+import { afterAll, describe, expect, it } from "vitest";
+import { ApiError } from "../src/http/errors.js";
+import type { ApiLead } from "../src/leads/presenter.js";
+import { MAX_CELL_CHARS, csvCell, safeCellText, xlsxCell } from "../src/exports/files/cells.js";
+import { columnsOf } from "../src/exports/files/columns.js";
+import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../src/exports/files/format.js";
+import {
+  assertExportFits,
+  exportBaseName,
+  formatLeadCapacity,
+  planExport,
+} from "../src/exports/files/split.js";
+import { writeExportFiles } from "../src/exports/files/store.js";
+import { createFileWriter } from "../src/exports/files/writer.js";
+import type { FileStorage } from "../src/storage/file-storage.js";
+import { LocalDiskStorage } from "../src/storage/local-disk.js";
+import { readZip, sampleLead, sampleLeads } from "./helpers/export-factories.js";
+
+const root = mkdtempSync(join(tmpdir(), "export-files-test-"));
+const storage = new LocalDiskStorage(root);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function format(overrides: Partial<FileFormat> = {}): FileFormat {
+  return {
+    ...defaultFileFormat(),
+    name: "Test",
+    fieldMappings: [
+      { sourceField: "companyName", exportName: "Company", type: "field" },
+      { sourceField: "", exportName: "Spacer", type: "spacer" },
+      { sourceField: "wPhonePrimary", exportName: "Phone", type: "field" },
+      { sourceField: "buyingSignalType", exportName: "Signals", type: "field" },
+      { sourceField: "stars", exportName: "Stars", type: "field" },
+    ],
+    ...overrides,
+  };
+}
+
+/** Writes leads with a writer and collects the file. */
+async function writeFile(f: FileFormat, leads: Record<string, unknown>[]): Promise<Buffer> {
+  const writer = createFileWriter(f.fileType, {
+    columns: columnsOf(f),
+    includeHeaders: f.includeHeaders,
+    startRow: f.startRow,
+  });
+  const chunks: Buffer[] = [];
+  const collected = new Promise<Buffer>((resolve, reject) => {
+    writer.output.on("data", (chunk: Buffer | string) => chunks.push(Buffer.from(chunk)));
+    writer.output.on("end", () => resolve(Buffer.concat(chunks)));
+    writer.output.on("error", reject);
+  });
+  for (const lead of leads) await writer.write(lead);
+  await writer.end();
+  return collected;
+}
+
+async function readXlsx(file: Buffer): Promise<unknown[][]> {
+  const workbook = new ExcelJS.Workbook();
+  await workbook.xlsx.load(file as unknown as ArrayBuffer);
+  const sheet = workbook.worksheets[0]!;
+  const rows: unknown[][] = [];
+  for (let r = 1; r <= sheet.rowCount; r += 1) {
+    const row = sheet.getRow(r);
+    const values: unknown[] = [];
+    for (let c = 1; c <= 5; c += 1) values.push(row.getCell(c).value ?? null);
+    rows.push(values);
+  }
+  return rows;
+}
+
+const parseCsv = (file: Buffer): string[][] => parse(file, { relax_column_count: false }) as string[][];
+
+describe("cells", () => {
+  it.each(["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tx", "\rx"])("neutralises %j", (value) => {
+    expect(csvCell(value)).toBe(`'${value}`);
+    expect(xlsxCell(value)).toBe(`'${value}`);
+  });
+
+  it("leaves ordinary text, numbers and booleans alone and joins lists", () => {
+    expect(csvCell("Acme = best")).toBe("Acme = best");
+    expect(csvCell(-5)).toBe("-5");
+    expect(xlsxCell(-5)).toBe(-5);
+    expect(xlsxCell(true)).toBe(true);
+    expect(csvCell(["a", "b"])).toBe("a; b");
+    expect(csvCell(["=x", "b"])).toBe("'=x; b");
+    expect(csvCell(null)).toBe("");
+    expect(xlsxCell(null)).toBeNull();
+    expect(csvCell({ facebook: "https://f" })).toBe('{"facebook":"https://f"}');
+    expect(xlsxCell("a\u0000b")).toBe("ab");
+  });
+
+  it("caps cells at 32,767 characters, never inside a surrogate pair", () => {
+    expect(safeCellText("x".repeat(40_000))).toHaveLength(MAX_CELL_CHARS);
+    expect(safeCellText("=" + "x".repeat(40_000))).toHaveLength(MAX_CELL_CHARS);
+    const emoji = "x".repeat(MAX_CELL_CHARS - 1) + "😀";
+    const cut = safeCellText(emoji);
+    expect(cut).toHaveLength(MAX_CELL_CHARS - 1);
+    expect(Buffer.from(cut, "utf8").toString("utf8")).toBe(cut);
+  });
+});
+
+describe("CSV writer", () => {
+  it("writes headers, spacers, aliases, lists and neutralised cells, read back by csv-parse", async () => {
+    const leads = [
+      sampleLead({ companyName: '=HYPERLINK("http://evil")', phone: "+1 512 555 0100" }),
+      sampleLead({
+        companyName: 'Quote "and", comma',
+        buyingSignalType: ["new_website", "new_social"],
+        stars: null,
+      }),
+    ];
+    const rows = parseCsv(await writeFile(format(), leads));
+    expect(rows).toEqual([
+      ["Company", "Spacer", "Phone", "Signals", "Stars"],
+      ['\'=HYPERLINK("http://evil")', "", "'+1 512 555 0100", "new_website", "4.5"],
+      ['Quote "and", comma', "", "(512) 555-0100", "new_website; new_social", ""],
+    ]);
+  });
+
+  it("keeps multi-line values in one quoted cell", async () => {
+    const leads = [sampleLead({ companyName: "Line one\nline two", phone: "a\rb" })];
+    const rows = parseCsv(await writeFile(format(), leads));
+    expect(rows).toHaveLength(2);
+    expect(rows[1]!.slice(0, 3)).toEqual(["Line one\nline two", "", "a\rb"]);
+  });
+
+  it("leaves headers out and starts at startRow with blank rows above", async () => {
+    const file = await writeFile(format({ includeHeaders: false, startRow: 3 }), [
+      sampleLead({ companyName: "A" }),
+    ]);
+    expect(file.toString()).toMatch(/^,,,,\r\n,,,,\r\nA,/);
+    expect(parseCsv(file)).toEqual([
+      ["", "", "", "", ""],
+      ["", "", "", "", ""],
+      ["A", "", "(512) 555-0100", "new_website", "4.5"],
+    ]);
+    const withHeader = parseCsv(await writeFile(format({ startRow: 2 }), [sampleLead({ companyName: "B" })]));
+    expect(withHeader.map((r) => r[0])).toEqual(["", "Company", "B"]);
+  });
+
+  it("caps a long cell at 32,767 characters", async () => {
+    const rows = parseCsv(await writeFile(format(), [sampleLead({ companyName: "y".repeat(50_000) })]));
+    expect(rows[1]![0]).toHaveLength(MAX_CELL_CHARS);
+  });
+
+  it("writes the default columns for the built-in format", async () => {
+    const lead = sampleLead();
+    const rows = parseCsv(await writeFile(defaultFileFormat(), [lead]));
+    expect(rows[0]).toEqual([...DEFAULT_COLUMNS]);
+    expect(rows[1]![DEFAULT_COLUMNS.indexOf("companyName")]).toBe(lead.companyName);
+    expect(rows[1]![DEFAULT_COLUMNS.indexOf("aiCategoryEstimation")]).toBe("Plumbing; Home services");
+  });
+
+  it("takes the API's Lead shape as is", async () => {
+    const lead = sampleLead() as unknown as ApiLead;
+    const rows = parseCsv(await writeFile(format(), [lead]));
+    expect(rows[1]![0]).toBe(lead.companyName);
+  });
+
+  it("writes only the header for no leads", async () => {
+    expect(parseCsv(await writeFile(format(), []))).toEqual([
+      ["Company", "Spacer", "Phone", "Signals", "Stars"],
+    ]);
+  });
+});
+
+describe("JSON writer", () => {
+  it("writes an array of objects keyed by export names with JSON values", async () => {
+    const leads = [sampleLead({ companyName: "=1+1" }), sampleLead({ stars: null })];
+    const rows = JSON.parse((await writeFile(format({ fileType: "json", startRow: 5 }), leads)).toString());
+    expect(rows).toEqual([
+      { Company: "=1+1", Spacer: "", Phone: "(512) 555-0100", Signals: ["new_website"], Stars: 4.5 },
+      {
+        Company: leads[1]!.companyName,
+        Spacer: "",
+        Phone: "(512) 555-0100",
+        Signals: ["new_website"],
+        Stars: null,
+      },
+    ]);
+    expect(JSON.parse((await writeFile(format({ fileType: "json" }), [])).toString())).toEqual([]);
+  });
+});
+
+describe("XLSX writer", () => {
+  it("writes headers at startRow, typed numbers, spacers and neutralised text, read back by exceljs", async () => {
+    const leads = [
+      sampleLead({ companyName: "@SUM(A1:A2)", phone: "-1" }),
+      sampleLead({ companyName: "B", stars: 3 }),
+    ];
+    const rows = await readXlsx(await writeFile(format({ fileType: "xlsx", startRow: 3 }), leads));
+    expect(rows).toEqual([
+      [null, null, null, null, null],
+      [null, null, null, null, null],
+      ["Company", "Spacer", "Phone", "Signals", "Stars"],
+      ["'@SUM(A1:A2)", null, "'-1", "new_website", 4.5],
+      ["B", null, "(512) 555-0100", "new_website", 3],
+    ]);
+  });
+
+  it("leaves the header out and caps long cells", async () => {
+    const rows = await readXlsx(
+      await writeFile(format({ fileType: "xlsx", includeHeaders: false }), [
+        sampleLead({ companyName: "z".repeat(40_000) }),
+      ]),
+    );
+    expect(rows).toHaveLength(1);
+    expect(String(rows[0]![0])).toHaveLength(MAX_CELL_CHARS);
+  });
+});
+
+describe("split planning", () => {
+  const names = (f: FileFormat, n: number) =>
+    planExport(f, n, "leads-main-2026-11-22").files.map((p) => [p.fileName, p.rows]);
+
+  it("names files after the database and the date", () => {
+    expect(exportBaseName(new Date("2026-11-22T23:59:00Z"))).toBe("leads-main-2026-11-22");
+    expect(names(format(), 5)).toEqual([["leads-main-2026-11-22.csv", 5]]);
+  });
+
+  it("max_rows: files of at most maxRowsPerFile, plus _total", () => {
+    const f = format({ splitFiles: true, splitMode: "max_rows", maxRowsPerFile: 10, includeTotal: true });
+    expect(names(f, 25)).toEqual([
+      ["leads-main-2026-11-22_part1.csv", 10],
+      ["leads-main-2026-11-22_part2.csv", 10],
+      ["leads-main-2026-11-22_part3.csv", 5],
+      ["leads-main-2026-11-22_total.csv", 25],
+    ]);
+    // One part is a single file: no suffix, no _total.
+    expect(names(f, 10)).toEqual([["leads-main-2026-11-22.csv", 10]]);
+  });
+
+  it("equal_parts: exactly numberOfParts files, as even as possible", () => {
+    const f = format({ fileType: "json", splitFiles: true, splitMode: "equal_parts", numberOfParts: 3 });
+    expect(names(f, 10).map(([, rows]) => rows)).toEqual([4, 3, 3]);
+    expect(names(f, 1).map(([, rows]) => rows)).toEqual([1, 0, 0]);
+    expect(names(f, 10)[0]![0]).toBe("leads-main-2026-11-22_part1.json");
+  });
+
+  it("parts_max_rows: numberOfParts files of at most maxRowsPerFile; capacity is their product", () => {
+    const f = format({ splitFiles: true, splitMode: "parts_max_rows", numberOfParts: 2, maxRowsPerFile: 10 });
+    expect(formatLeadCapacity(f)).toBe(20);
+    expect(names(f, 15).map(([, rows]) => rows)).toEqual([8, 7]);
+    expect(() => planExport(f, 21, "x")).toThrow(/capacity/);
+    expect(formatLeadCapacity(format())).toBeNull();
+  });
+
+  it("XLSX over 20,000 rows in one file is export_too_large", () => {
+    const check = (f: FileFormat, n: number) => {
+      try {
+        assertExportFits(f, n);
+        return "ok";
+      } catch (err) {
+        return (err as ApiError).code;
+      }
+    };
+    const xlsx = format({ fileType: "xlsx" });
+    expect(check(xlsx, 20_000)).toBe("ok");
+    expect(check(xlsx, 20_001)).toBe("export_too_large");
+    expect(check(format({ fileType: "csv" }), 100_000)).toBe("ok");
+    const split = { ...xlsx, splitFiles: true, splitMode: "max_rows" as const, maxRowsPerFile: 20_000 };
+    expect(check(split, 100_000)).toBe("ok");
+    expect(check({ ...split, includeTotal: true }, 30_000)).toBe("export_too_large");
+    expect(check({ ...split, includeTotal: true }, 20_000)).toBe("ok");
+    const equal = { ...xlsx, splitFiles: true, splitMode: "equal_parts" as const, numberOfParts: 2 };
+    expect(check(equal, 40_000)).toBe("ok");
+    expect(check(equal, 40_001)).toBe("export_too_large");
+  });
+});
+
+describe("writeExportFiles", () => {
+  it("stores one file and answers it", async () => {
+    const written = await writeExportFiles(storage, {
+      accountId: 1,
+      leads: sampleLeads(3),
+      totalCount: 3,
+      format: format(),
+      date: new Date("2026-11-22T12:00:00Z"),
+    });
+    expect(written.files).toHaveLength(1);
+    expect(written.answer).toMatchObject({
+      contentType: "text/csv",
+      fileName: "leads-main-2026-11-22.csv",
+      temporary: false,
+    });
+    const body = await storage.get(written.answer.storageKey);
+    const csv = await text(body!);
+    expect(parseCsv(Buffer.from(csv))).toHaveLength(4);
+    expect(written.files[0]!.size).toBe(Buffer.byteLength(csv));
+  });
+
+  it("splits into parts and _total from an async iterable and answers a ZIP of them", async () => {
+    const leads = sampleLeads(25, (i) => ({ companyName: `Lead ${i}` }));
+    async function* stream() {
+      for (const lead of leads) yield lead;
+    }
+    const f = format({ splitFiles: true, splitMode: "max_rows", maxRowsPerFile: 10, includeTotal: true });
+    const written = await writeExportFiles(storage, {
+      accountId: 1,
+      leads: stream(),
+      totalCount: 25,
+      format: f,
+      date: new Date("2026-11-22T12:00:00Z"),
+    });
+    expect(written.files.map((file) => [file.fileName, file.rows, file.partNumber, file.isTotal])).toEqual([
+      ["leads-main-2026-11-22_part1.csv", 10, 1, false],
+      ["leads-main-2026-11-22_part2.csv", 10, 2, false],
+      ["leads-main-2026-11-22_part3.csv", 5, 3, false],
+      ["leads-main-2026-11-22_total.csv", 25, null, true],
+    ]);
+    expect(written.answer).toMatchObject({
+      contentType: "application/zip",
+      fileName: "leads-main-2026-11-22.zip",
+      temporary: true,
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of (await storage.get(written.answer.storageKey))!) chunks.push(chunk as Buffer);
+    const members = readZip(Buffer.concat(chunks));
+    expect([...members.keys()]).toEqual(written.files.map((file) => file.fileName));
+    const companies = (name: string) =>
+      parseCsv(members.get(name)!)
+        .slice(1)
+        .map((r) => r[0]);
+    expect(companies("leads-main-2026-11-22_part1.csv")).toEqual(
+      leads.slice(0, 10).map((l) => l.companyName),
+    );
+    expect(companies("leads-main-2026-11-22_part3.csv")).toEqual(leads.slice(20).map((l) => l.companyName));
+    expect(companies("leads-main-2026-11-22_total.csv")).toEqual(leads.map((l) => l.companyName));
+  });
+
+  it("zips XLSX parts that exceljs reads back", async () => {
+    const f = format({ fileType: "xlsx", splitFiles: true, splitMode: "equal_parts", numberOfParts: 2 });
+    const written = await writeExportFiles(storage, {
+      accountId: 1,
+      leads: sampleLeads(5),
+      totalCount: 5,
+      format: f,
+    });
+    const chunks: Buffer[] = [];
+    for await (const chunk of (await storage.get(written.answer.storageKey))!) chunks.push(chunk as Buffer);
+    const members = [...readZip(Buffer.concat(chunks)).values()];
+    expect(members).toHaveLength(2);
+    expect((await readXlsx(members[0]!)).length).toBe(4);
+    expect((await readXlsx(members[1]!)).length).toBe(3);
+  });
+
+  it("refuses an XLSX file over 20,000 rows before reading any lead", async () => {
+    let read = 0;
+    function* leads() {
+      read += 1;
+      yield sampleLead();
+    }
+    await expect(
+      writeExportFiles(storage, {
+        accountId: 2,
+        leads: leads(),
+        totalCount: 20_001,
+        format: format({ fileType: "xlsx" }),
+      }),
+    ).rejects.toMatchObject({ status: 400, code: "export_too_large" });
+    expect(read).toBe(0);
+  });
+
+  it("fails and removes what it wrote when the leads do not match the announced count", async () => {
+    const accountRoot = join(root, "exports", "3");
+    await expect(
+      writeExportFiles(storage, { accountId: 3, leads: sampleLeads(2), totalCount: 3, format: format() }),
+    ).rejects.toThrow(/announced/);
+    await expect(
+      writeExportFiles(storage, { accountId: 3, leads: sampleLeads(4), totalCount: 3, format: format() }),
+    ).rejects.toThrow(/announced/);
+    const leftover = readdirSync(accountRoot, { recursive: true, withFileTypes: true }).filter((e) =>
+      e.isFile(),
+    );
+    expect(leftover).toEqual([]);
+  });
+
+  it("fails without hanging when the storage fails part way, and removes what it stored", async () => {
+    const deleted: string[] = [];
+    const failing: FileStorage = {
+      async put(key, body) {
+        let bytes = 0;
+        for await (const chunk of body as Readable) {
+          bytes += (chunk as Buffer).length;
+          if (bytes > 10_000) throw new Error("disk full");
+        }
+        return { size: bytes };
+      },
+      get: async () => undefined,
+      size: async () => undefined,
+      delete: async (key) => {
+        deleted.push(key);
+      },
+    };
+    for (const fileType of ["csv", "json", "xlsx"] as const) {
+      await expect(
+        writeExportFiles(failing, {
+          accountId: 4,
+          leads: sampleLeads(2_000),
+          totalCount: 2_000,
+          format: format({ fileType }),
+        }),
+      ).rejects.toThrow();
+    }
+    expect(deleted).toHaveLength(3);
+  });
+});

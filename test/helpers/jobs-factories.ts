@@ -1,0 +1,148 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { run, type Runner } from "graphile-worker";
+import { pino } from "pino";
+import { chargeCredits, lockAccountCredits } from "../../src/credits/ledger.js";
+import { createDatabase } from "../../src/db/database.js";
+import type { AppContext } from "../../src/http/context.js";
+import { defineJobKind, jobTaskList, jsonAnswer, JOB_LIFETIMES } from "../../src/jobs/index.js";
+import { workerLogger } from "../../src/jobs/runtime.js";
+import { LocalDiskStorage } from "../../src/storage/local-disk.js";
+
+// Helpers of the job-protocol tests. No vitest import: this file is also the entry point of a
+// worker process that the crash test kills (see startWorkerProcess).
+
+const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+
+/** Starts an in-process graphile-worker runner with the job tasks, on the test database. */
+export async function startJobRunner(ctx: AppContext, concurrency = 8): Promise<Runner> {
+  await ctx.jobs.ensureQueue();
+  return run({
+    pgPool: ctx.pool,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 200,
+    taskList: jobTaskList({ db: ctx.db, storage: ctx.storage, logger: silent }),
+    logger: workerLogger(silent),
+  });
+}
+
+/** A latch per name: `waitFor` resolves once `release` was called (before or after). */
+export class Gates {
+  private readonly gates = new Map<string, { promise: Promise<void>; open: () => void }>();
+
+  private gate(name: string) {
+    let gate = this.gates.get(name);
+    if (!gate) {
+      let open: () => void = () => {};
+      const promise = new Promise<void>((resolve) => {
+        open = resolve;
+      });
+      gate = { promise, open };
+      this.gates.set(name, gate);
+    }
+    return gate;
+  }
+
+  /** Resolves when the gate opens; rejects when `signal` aborts first. */
+  waitFor(name: string, signal?: AbortSignal): Promise<void> {
+    const { promise } = this.gate(name);
+    if (!signal) return promise;
+    return Promise.race([
+      promise,
+      new Promise<never>((_resolve, reject) => {
+        if (signal.aborted) reject(signal.reason as Error);
+        signal.addEventListener("abort", () => reject(signal.reason as Error), { once: true });
+      }),
+    ]);
+  }
+
+  release(name: string): void {
+    this.gate(name).open();
+  }
+
+  /** Opens every gate created so far (after each test, so no job keeps a worker busy). */
+  releaseAll(): void {
+    for (const gate of this.gates.values()) gate.open();
+  }
+}
+
+/** Input of the crash-test kind: when to hang on the first run. */
+export interface CrashInput {
+  scheduleId: number;
+  hang: "before-commit" | "after-commit";
+}
+
+/**
+ * Test kind for the crash test: charges 1 credit with its answer (job.commit), and on its first
+ * run hangs forever, before or after that commit, so the test can kill its worker mid-job.
+ */
+export const crashTestJob = defineJobKind<CrashInput>({
+  kind: "test_crash_charge",
+  capacity: 5,
+  timeoutMs: 10 * 60_000,
+  ...JOB_LIFETIMES.scheduleTrigger,
+  async run(input, job) {
+    await job.progress({ phase: "sending", done: 1, total: 2, label: "steps" });
+    const answer = jsonAnswer(200, {
+      data: { sent: true, leadCount: 1, creditsUsed: 1, recipients: 1, message: `run ${job.attempt}` },
+    });
+    if (job.attempt === 1 && input.hang === "before-commit") await new Promise(() => {});
+    await job.db.transaction().execute(async (trx) => {
+      const { periodStart } = await lockAccountCredits(trx, job.accountId);
+      await chargeCredits(trx, {
+        accountId: job.accountId,
+        periodStart,
+        tenths: 10,
+        reason: "test_job",
+        reference: job.jobId,
+      });
+      await job.commit(trx, answer);
+    });
+    if (job.attempt === 1 && input.hang === "after-commit") await new Promise(() => {});
+    return answer;
+  },
+});
+
+/**
+ * Starts a separate worker process (this file) on the test database, running the job tasks;
+ * resolves once it is ready. Kill it with `child.kill("SIGKILL")` to simulate a crash.
+ */
+export async function startWorkerProcess(databaseUrl: string, filesDir: string): Promise<ChildProcess> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), "--worker", databaseUrl, filesDir],
+    {
+      stdio: ["ignore", "pipe", "inherit"],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    let out = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.includes("ready")) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`worker process exited with ${code}`)));
+  });
+  return child;
+}
+
+async function workerProcessMain(databaseUrl: string, filesDir: string): Promise<void> {
+  const { db, pool } = createDatabase(databaseUrl, 5);
+  await run({
+    pgPool: pool,
+    concurrency: 2,
+    noHandleSignals: true,
+    pollInterval: 200,
+    taskList: jobTaskList({ db, storage: new LocalDiskStorage(filesDir), logger: silent }),
+    logger: workerLogger(silent),
+  });
+  process.stdout.write("ready\n");
+}
+
+if (process.argv[2] === "--worker" && process.argv[1] === fileURLToPath(import.meta.url)) {
+  workerProcessMain(process.argv[3]!, process.argv[4]!).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,301 @@
+import pg from "pg";
+import { describe, expect, it } from "vitest";
+import { useTestApp } from "./helpers/app.js";
+import { buildAccount } from "./helpers/factories.js";
+import { buildLead, buildLeads, markReceived, uniqueWord } from "./helpers/leads-factories.js";
+
+const t = useTestApp();
+
+type Auth = { Authorization: string };
+
+async function creditsOf(auth: Auth): Promise<number> {
+  const res = await t.request().get("/api/v1/me").set(auth).expect(200);
+  return res.body.data.totalCreditsRemaining as number;
+}
+
+async function chargedTenths(accountId: number): Promise<number> {
+  const row = await t.ctx.db
+    .selectFrom("credit_ledger")
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<number>("amount_tenths"), eb.lit(0)).as("sum"))
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "charge")
+    .executeTakeFirstOrThrow();
+  return 0 - Number(row.sum);
+}
+
+async function historyOf(accountId: number) {
+  return t.ctx.db
+    .selectFrom("lead_export_history")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .orderBy("lead_id")
+    .execute();
+}
+
+function search(auth: Auth, query: Record<string, string | number>) {
+  return t
+    .request()
+    .get("/api/v1/leads")
+    .query({ sortBy: "id", sortOrder: "asc", ...query })
+    .set(auth);
+}
+
+const ids = (res: { body: { data: { leads: { id: number }[] } } }) => res.body.data.leads.map((l) => l.id);
+
+describe("GET /leads charging", () => {
+  it("charges 1 credit per new lead and records each in the lead export history (method api, snapshot)", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 100 });
+    const a = uniqueWord();
+    const leadIds = await buildLeads(t.ctx.db, 3, (i) => ({
+      company_name: `${a} ${i}`,
+      registered_url: `https://${a}${i}.com`,
+      phone: "(512) 555-0142",
+      phone_secondary: i === 0 ? "(512) 555-0143" : null,
+      email: `hello${i}@${a}.com`,
+      street: `${i} Congress Ave`,
+      last_updated: new Date("2026-03-01T10:00:00Z"),
+    }));
+    const before = new Date();
+    const res = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(res.headers["x-credits-capped"]).toBeUndefined();
+    expect(res.body.data).toMatchObject({
+      pagination: { page: 1, limit: 100, total: 3, pages: 1 },
+      databaseType: "other",
+      creditsUsed: 3,
+      creditsRemaining: 97,
+    });
+    expect(ids(res)).toEqual(leadIds);
+    const lead = res.body.data.leads[0];
+    expect(lead).toMatchObject({
+      id: leadIds[0],
+      databaseType: "other",
+      companyName: `${a} 0`,
+      website: `https://${a}0.com`,
+      email: `hello0@${a}.com`,
+      phone: "(512) 555-0142",
+      phoneTotal: 2,
+      address: "0 Congress Ave",
+      street: "0 Congress Ave",
+      lastUpdated: "2026-03-01T10:00:00.000Z",
+    });
+    expect(await creditsOf(auth)).toBe(97);
+    expect(await chargedTenths(accountId)).toBe(30);
+
+    const history = await historyOf(accountId);
+    expect(history.map((h) => h.lead_id)).toEqual(leadIds);
+    for (const h of history) {
+      expect(h.export_method).toBe("api");
+      expect(h.database_type).toBe("other");
+      expect(h.exported_at.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
+      expect(h.lead_last_updated?.toISOString()).toBe("2026-03-01T10:00:00.000Z");
+    }
+    expect(history[0]!.lead_snapshot).toMatchObject({
+      wId: leadIds[0],
+      wCompanyName: `${a} 0`,
+      wPhonePrimary: "(512) 555-0142",
+      wPhoneSecondary: "(512) 555-0143",
+      wEmailPrimary: `hello0@${a}.com`,
+      wWebsite: `https://${a}0.com`,
+      wLastUpdated: "2026-03-01T10:00:00.000Z",
+    });
+  });
+
+  it("the sticky rule: leads the account already received are free, and their history entry is refreshed", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 100 });
+    const a = uniqueWord();
+    const [old, fresh] = await buildLeads(t.ctx.db, 2, (i) => ({ company_name: `${a} ${i}` }));
+    await markReceived(t.ctx.db, accountId, [old!], "dashboard");
+
+    const first = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(ids(first)).toEqual([old, fresh]);
+    expect(first.body.data).toMatchObject({ creditsUsed: 1, creditsRemaining: 99 });
+    let history = await historyOf(accountId);
+    expect(history.map((h) => [h.lead_id, h.export_method])).toEqual([
+      [old, "api"],
+      [fresh, "api"],
+    ]);
+    expect(history[0]!.lead_snapshot).toMatchObject({ wCompanyName: `${a} 0` });
+    const firstExport = history[1]!.exported_at.getTime();
+
+    // Second identical search: everything already received, nothing charged, one entry per lead.
+    await t.ctx.db
+      .updateTable("leads")
+      .set({ company_name: `${a} 1 renamed` })
+      .where("id", "=", fresh!)
+      .execute();
+    const second = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(ids(second)).toEqual([old, fresh]);
+    expect(second.body.data).toMatchObject({ creditsUsed: 0, creditsRemaining: 99 });
+    expect(await chargedTenths(accountId)).toBe(10);
+    history = await historyOf(accountId);
+    expect(history).toHaveLength(2);
+    expect(history[1]!.exported_at.getTime()).toBeGreaterThanOrEqual(firstExport);
+    expect(history[1]!.lead_snapshot).toMatchObject({ wCompanyName: `${a} 1 renamed` });
+  });
+
+  it("another account's history does not make leads free, and is never touched (account isolation)", async () => {
+    const one = await buildAccount(t.ctx.db, { monthlyCredits: 10 });
+    const two = await buildAccount(t.ctx.db, { monthlyCredits: 10 });
+    const a = uniqueWord();
+    const leadIds = await buildLeads(t.ctx.db, 2, (i) => ({ company_name: `${a} ${i}` }));
+    await markReceived(t.ctx.db, two.accountId, leadIds);
+    const res = await search(one.auth, { positiveKeywords: a }).expect(200);
+    expect(res.body.data.creditsUsed).toBe(2);
+    expect((await historyOf(one.accountId)).map((h) => h.lead_id)).toEqual(leadIds);
+    const untouched = await historyOf(two.accountId);
+    expect(untouched.map((h) => [h.lead_id, h.export_method])).toEqual(
+      leadIds.map((id) => [id, "dashboard"]),
+    );
+    expect(await creditsOf(two.auth)).toBe(10);
+  });
+
+  it("caps the results at the spendable balance: new leads beyond it are dropped, X-Credits-Capped: true", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 2, permanentCredits: 1 });
+    const a = uniqueWord();
+    const leadIds = await buildLeads(t.ctx.db, 6, (i) => ({ company_name: `${a} ${i}` }));
+    // Lead 4 was received before: always included, free.
+    await markReceived(t.ctx.db, accountId, [leadIds[4]!]);
+    const res = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(res.headers["x-credits-capped"]).toBe("true");
+    // The first 3 new leads in sort order (what 3 credits pay for) and the received one.
+    expect(ids(res)).toEqual([leadIds[0], leadIds[1], leadIds[2], leadIds[4]]);
+    expect(res.body.data).toMatchObject({
+      pagination: { page: 1, limit: 100, total: 4, pages: 1 },
+      creditsUsed: 3,
+      creditsRemaining: 0,
+    });
+    expect(await chargedTenths(accountId)).toBe(30);
+    const ledger = await t.ctx.db
+      .selectFrom("credit_ledger")
+      .select(["bucket", "amount_tenths"])
+      .where("account_id", "=", accountId)
+      .where("kind", "=", "charge")
+      .orderBy("bucket")
+      .execute();
+    expect(ledger).toEqual([
+      { bucket: "monthly", amount_tenths: -20 },
+      { bucket: "permanent", amount_tenths: -10 },
+    ]);
+
+    // With no credit left: only received leads, still 200 and capped.
+    const again = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(again.headers["x-credits-capped"]).toBe("true");
+    expect(ids(again)).toEqual([leadIds[0], leadIds[1], leadIds[2], leadIds[4]]);
+    expect(again.body.data).toMatchObject({ creditsUsed: 0, creditsRemaining: 0 });
+  });
+
+  it("caps across pages: total counts the capped list and later pages are cut from it", async () => {
+    const { auth } = await buildAccount(t.ctx.db, { monthlyCredits: 3 });
+    const a = uniqueWord();
+    const leadIds = await buildLeads(t.ctx.db, 5, (i) => ({ company_name: `${a} ${i}` }));
+    const page1 = await search(auth, { positiveKeywords: a, limit: 2 }).expect(200);
+    expect(ids(page1)).toEqual(leadIds.slice(0, 2));
+    expect(page1.headers["x-credits-capped"]).toBe("true");
+    expect(page1.body.data).toMatchObject({
+      pagination: { total: 3, pages: 2 },
+      creditsUsed: 2,
+      creditsRemaining: 1,
+    });
+    // Leads 0-1 are now owned (free); one credit pays for lead 2.
+    const page2 = await search(auth, { positiveKeywords: a, limit: 2, page: 2 }).expect(200);
+    expect(ids(page2)).toEqual([leadIds[2]]);
+    expect(page2.body.data).toMatchObject({
+      pagination: { total: 3, pages: 2 },
+      creditsUsed: 1,
+      creditsRemaining: 0,
+    });
+  });
+
+  it("a balance that covers every match is not capped", async () => {
+    const { auth } = await buildAccount(t.ctx.db, { monthlyCredits: 2 });
+    const a = uniqueWord();
+    await buildLeads(t.ctx.db, 2, (i) => ({ company_name: `${a} ${i}` }));
+    const res = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(res.headers["x-credits-capped"]).toBeUndefined();
+    expect(res.body.data).toMatchObject({ creditsUsed: 2, creditsRemaining: 0 });
+  });
+});
+
+describe("GET /leads under concurrency", () => {
+  it("two concurrent searches never spend more than the balance: the loser gets 402", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+    const a = uniqueWord();
+    const b = uniqueWord();
+    await buildLeads(t.ctx.db, 5, (i) => ({ company_name: `${a} ${i}` }));
+    await buildLeads(t.ctx.db, 5, (i) => ({ company_name: `${b} ${i}` }));
+    // Both read the balance (5) before either charges: the account's credit lock is held while
+    // they search, so both wait on it and charge one after the other.
+    const locker = new pg.Client({ connectionString: t.database.url });
+    await locker.connect();
+    await locker.query("begin");
+    await locker.query("select id from accounts where id = $1 for update", [accountId]);
+    const requests = [
+      search(auth, { positiveKeywords: a }).then((r) => r),
+      search(auth, { positiveKeywords: b }).then((r) => r),
+    ];
+    await waitForLockWaiters(accountId, 2);
+    await locker.query("commit");
+    await locker.end();
+    const results = await Promise.all(requests);
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, 402]);
+    const loser = results.find((r) => r.status === 402)!;
+    expect(loser.body.error).toBe("insufficient_credits");
+    const winner = results.find((r) => r.status === 200)!;
+    expect(winner.body.data.creditsUsed).toBe(5);
+    expect(await chargedTenths(accountId)).toBe(50);
+    expect(await historyOf(accountId)).toHaveLength(5);
+  });
+
+  it("two concurrent identical searches charge each lead once", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 10 });
+    const a = uniqueWord();
+    await buildLeads(t.ctx.db, 4, (i) => ({ company_name: `${a} ${i}` }));
+    const results = await Promise.all([1, 2, 3].map(() => search(auth, { positiveKeywords: a })));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(results.map((r) => r.body.data.creditsUsed).sort()).toEqual([0, 0, 4]);
+    expect(await chargedTenths(accountId)).toBe(40);
+    expect(await historyOf(accountId)).toHaveLength(4);
+  });
+
+  it("answers 429 charge_in_progress (Retry-After 30) when the charge lock stays taken; nothing charged", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+    const a = uniqueWord();
+    await buildLead(t.ctx.db, { company_name: a });
+    const locker = new pg.Client({ connectionString: t.database.url });
+    await locker.connect();
+    await locker.query("begin");
+    await locker.query("select id from accounts where id = $1 for update", [accountId]);
+    try {
+      const res = await search(auth, { positiveKeywords: a }).expect(429);
+      expect(res.body.error).toBe("charge_in_progress");
+      expect(res.headers["retry-after"]).toBe("30");
+    } finally {
+      await locker.query("rollback");
+      await locker.end();
+    }
+    expect(await chargedTenths(accountId)).toBe(0);
+    expect(await historyOf(accountId)).toEqual([]);
+    // The query slot was given back.
+    const held = await t.ctx.db
+      .selectFrom("lead_query_slots")
+      .select("slot")
+      .where("account_id", "=", accountId)
+      .where("token", "is not", null)
+      .execute();
+    expect(held).toEqual([]);
+  });
+});
+
+/** Waits until `count` sessions wait for a lock held on the account's row. */
+async function waitForLockWaiters(accountId: number, count: number): Promise<void> {
+  void accountId;
+  for (let i = 0; i < 200; i += 1) {
+    const { rows } = await t.ctx.pool.query<{ n: number }>(
+      "select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'",
+    );
+    if ((rows[0]?.n ?? 0) >= count) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`fewer than ${count} requests waited for the account lock`);
+}
