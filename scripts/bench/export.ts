@@ -4,7 +4,6 @@ import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
-import pg from "pg";
 import { createAccountWithKey } from "../../src/accounts/service.js";
 import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
 import { createExportFormat } from "../../src/export-formats/service.js";
@@ -13,7 +12,7 @@ import { generateLeads } from "../../src/leads/import/generate.js";
 import { importLeadRecords } from "../../src/leads/import/importer.js";
 import { toLead } from "../../src/leads/presenter.js";
 import { findLeadsByIds } from "../../src/leads/repository.js";
-import { freePort, startProcess, stopProcess } from "./lib.js";
+import { freePort, startProcess, stopProcess, ownDatabase } from "./lib.js";
 
 const LEADS = Number(process.env.BENCH_EXPORT_LEADS ?? 100_000);
 const SEED = 20261123;
@@ -29,31 +28,6 @@ function rssMb(pid: number, field: "VmHWM" | "VmRSS" = "VmHWM"): number | undefi
   } catch {
     return undefined;
   }
-}
-
-/** A database of its own on the bench server (dropped afterwards); the given one if it cannot be created. */
-async function ownDatabase(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const url = new URL(databaseUrl);
-  const name = `lead_bench_export_${process.pid}`;
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } catch {
-    await admin.end();
-    return { url: databaseUrl, drop: async () => {} };
-  }
-  await admin.end();
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const cleanup = new pg.Client({ connectionString: databaseUrl });
-      await cleanup.connect();
-      await cleanup.query(`drop database if exists "${name}" with (force)`);
-      await cleanup.end();
-    },
-  };
 }
 
 /**
@@ -159,7 +133,7 @@ async function bareXlsx(leads: Record<string, unknown>[], dir: string): Promise<
  * the same run. Goals: CSV within 2x, XLSX within 1.5x of the bare write; service peak RSS < 400 MB.
  */
 export async function benchExport(databaseUrl: string): Promise<Record<string, unknown>> {
-  const target = await ownDatabase(databaseUrl);
+  const target = await ownDatabase(databaseUrl, "export");
   const dir = mkdtempSync(join(tmpdir(), "lead-bench-export-"));
   const { db } = createDatabase(target.url, 4);
   try {

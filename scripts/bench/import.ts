@@ -1,9 +1,9 @@
+import { ownDatabase } from "./lib.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
-import pg from "pg";
 import { createDatabase, migrateToLatest } from "../../src/db/database.js";
 import { generateLeads } from "../../src/leads/import/generate.js";
 import { writeNdjsonFile } from "../../src/leads/import/ndjson-file.js";
@@ -63,40 +63,12 @@ async function timeImport(databaseUrl: string, file: string): Promise<Record<str
 }
 
 /**
- * A database of its own on the bench server (so the 1,000,000 imported leads do not end up in
- * the search benchmark's data), dropped afterwards; the given one if it cannot be created.
- */
-async function ownDatabase(databaseUrl: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const url = new URL(databaseUrl);
-  const name = `lead_bench_import_${process.pid}`;
-  const admin = new pg.Client({ connectionString: databaseUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database "${name}"`);
-  } catch {
-    await admin.end();
-    return { url: databaseUrl, drop: async () => {} };
-  }
-  await admin.end();
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    async drop() {
-      const cleanup = new pg.Client({ connectionString: databaseUrl });
-      await cleanup.connect();
-      await cleanup.query(`drop database if exists "${name}" with (force)`);
-      await cleanup.end();
-    },
-  };
-}
-
-/**
  * Generates a 1,000,000-line NDJSON file and times `npm run admin -- import-leads` of it into a
  * database with every migration applied (the search indexes included). Goal: at most 3 minutes,
  * memory that does not grow with the file.
  */
 export async function benchImport(databaseUrl: string): Promise<Record<string, unknown>> {
-  const target = await ownDatabase(databaseUrl);
+  const target = await ownDatabase(databaseUrl, "import");
   const dir = mkdtempSync(join(tmpdir(), "lead-bench-import-"));
   try {
     const { db } = createDatabase(target.url, 2);

@@ -1,3 +1,4 @@
+import pg from "pg";
 import autocannon from "autocannon";
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -84,3 +85,34 @@ export async function load(options: {
 }
 
 export { freePort };
+
+/**
+ * A database of its own on the bench server for one benchmark (so its leads do not end up in
+ * another benchmark's data), dropped afterwards; the given one if it cannot be created.
+ */
+export async function ownDatabase(
+  databaseUrl: string,
+  label: string,
+): Promise<{ url: string; drop(): Promise<void> }> {
+  const url = new URL(databaseUrl);
+  const name = `lead_bench_${label}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: databaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}"`);
+  } catch {
+    await admin.end();
+    return { url: databaseUrl, drop: async () => {} };
+  }
+  await admin.end();
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const cleanup = new pg.Client({ connectionString: databaseUrl });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists "${name}" with (force)`);
+      await cleanup.end();
+    },
+  };
+}

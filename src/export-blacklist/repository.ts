@@ -17,7 +17,7 @@ export interface BlacklistEntry {
 const INSERT_CHUNK = 1000;
 
 function toEntry(row: Selectable<ExportBlacklistTable>): BlacklistEntry {
-  return { id: row.id, entryType: row.entry_type, value: row.value, createdAt: createdAtOf(row) };
+  return { id: row.id, entryType: row.entry_type, value: row.value, createdAt: row.created_at };
 }
 
 /** The account's entries, newest first. */
@@ -75,12 +75,4 @@ export async function deleteEntry(db: DbOrTrx, accountId: number, id: number): P
     .where("id", "=", id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
-}
-
-/**
- * `created_at` is a Date at run time; its table type (`Generated<CreatedAt>`) nests two column
- * types, so Kysely's select type is not `Date` and needs this narrowing.
- */
-function createdAtOf(row: { created_at: unknown }): Date {
-  return row.created_at as Date;
 }

@@ -18,7 +18,7 @@ function toPreset(row: Selectable<FilterPresetsTable>): FilterPreset {
     accountId: row.account_id,
     name: row.name,
     filters: row.filters,
-    createdAt: createdAtOf(row),
+    createdAt: row.created_at,
   };
 }
 
@@ -72,12 +72,4 @@ export async function deletePreset(db: DbOrTrx, accountId: number, id: number): 
     .where("id", "=", id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
-}
-
-/**
- * `created_at` is a Date at run time; its table type (`Generated<CreatedAt>`) nests two column
- * types, so Kysely's select type is not `Date` and needs this narrowing.
- */
-function createdAtOf(row: { created_at: unknown }): Date {
-  return row.created_at as Date;
 }

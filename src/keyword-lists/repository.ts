@@ -32,7 +32,7 @@ function toKeywordList(row: Selectable<KeywordListsTable>): KeywordList {
     type: row.type,
     keywords: row.keywords,
     sourceCategories: row.source_categories,
-    createdAt: createdAtOf(row),
+    createdAt: row.created_at,
   };
 }
 
@@ -100,12 +100,4 @@ export async function deleteKeywordList(db: DbOrTrx, accountId: number, id: numb
     .where("id", "=", id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
-}
-
-/**
- * `created_at` is a Date at run time; its table type (`Generated<CreatedAt>`) nests two column
- * types, so Kysely's select type is not `Date` and needs this narrowing.
- */
-function createdAtOf(row: { created_at: unknown }): Date {
-  return row.created_at as Date;
 }

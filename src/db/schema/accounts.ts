@@ -27,7 +27,7 @@ export interface AccountsTable {
   period_start: Timestamp;
   period_end: NullableTimestamp;
   database_switched_at: NullableTimestamp;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
   updated_at: Timestamp;
 }
 
@@ -38,7 +38,7 @@ export interface ApiKeysTable {
   key_prefix: string;
   key_hash: string;
   revoked_at: NullableTimestamp;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface CreditLedgerTable {
@@ -49,7 +49,7 @@ export interface CreditLedgerTable {
   amount_tenths: BigIntColumn;
   reason: string;
   reference: string | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface RateLimitsTable {
@@ -65,14 +65,14 @@ export interface EmailSchedulesTable {
   database_type: Generated<string>;
   is_active: Generated<boolean>;
   pause_reason: string | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
   updated_at: Timestamp;
 }
 
 export interface AppSettingsTable {
   key: string;
   value: string;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 /** Tables of accounts, keys, credits and limits, and deployment-wide settings. */

@@ -47,7 +47,7 @@ export interface LeadsTable {
   opening_hours: string | null;
   social_profiles: JSONColumnType<Record<string, string>, string | undefined, string>;
   web_technologies: Generated<string[]>;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
   updated_at: Timestamp;
 }
 
@@ -62,7 +62,7 @@ export interface LeadExportHistoryTable {
   lead_last_updated: NullableTimestamp;
   lead_snapshot: JSONColumnType<Record<string, unknown>, string | null, string | null> | null;
   last_changed_fields: string[] | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface FilterPresetsTable {
@@ -70,7 +70,7 @@ export interface FilterPresetsTable {
   account_id: number;
   name: string;
   filters: JSONColumnType<Record<string, unknown>, string, string>;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 export interface KeywordListsTable {
@@ -80,7 +80,7 @@ export interface KeywordListsTable {
   type: "positive" | "negative";
   keywords: string[];
   source_categories: string[] | null;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
   updated_at: Timestamp;
 }
 
@@ -89,7 +89,7 @@ export interface ExportBlacklistTable {
   account_id: number;
   entry_type: "domain";
   value: string;
-  created_at: Generated<CreatedAt>;
+  created_at: CreatedAt;
 }
 
 /** Tables of the lead database and what accounts keep about leads. */
