@@ -133,6 +133,9 @@ afterAll(async () => {
 const trigger = (id: number) => `/api/v1/email-schedules/${id}/trigger`;
 const pollUrl = (jobId: string) => `/api/v1/jobs/${jobId}`;
 const exportBody = (extra: Record<string, unknown> = {}) => ({ positiveKeywords: ["plumber"], ...extra });
+/** POST /leads/export with an Idempotency-Key and the test export body plus `extra`. */
+const exportWithKey = (auth: Record<string, string>, key: string, extra: Record<string, unknown> = {}) =>
+  t.request().post("/api/v1/leads/export").set(auth).set("Idempotency-Key", key).send(exportBody(extra));
 
 async function charges(accountId: number) {
   return t.ctx.db
@@ -356,20 +359,8 @@ describe("Idempotency-Key", () => {
       .set("Idempotency-Key", "reused-key-01")
       .expect(409);
     expect(res.body.error).toBe("idempotency_key_reused");
-    const exp = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "export-key-01")
-      .send(exportBody({ maxLeads: 2 }))
-      .expect(200);
-    const changed = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "export-key-01")
-      .send(exportBody({ maxLeads: 3 }))
-      .expect(409);
+    const exp = await exportWithKey(auth, "export-key-01", { maxLeads: 2 }).expect(200);
+    const changed = await exportWithKey(auth, "export-key-01", { maxLeads: 3 }).expect(409);
     expect(changed.body.error).toBe("idempotency_key_reused");
     // Key order and white space of the body do not make a different request.
     const same = await t
@@ -420,26 +411,14 @@ describe("Idempotency-Key", () => {
   it("an export's 402 does not use the key up; the stored error is polled like any answer", async () => {
     const { auth } = await buildAccount(t.ctx.db);
     const key = "export-402-key";
-    const failed = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", key)
-      .send(exportBody({ maxLeads: 402 }))
-      .expect(402);
+    const failed = await exportWithKey(auth, key, { maxLeads: 402 }).expect(402);
     expect(failed.body.error).toBe("insufficient_credits");
     expect(failed.headers["x-svc-job-id"]!).toBeDefined();
     const polled = await t.request().get(pollUrl(failed.headers["x-svc-job-id"]!)).set(auth).expect(402);
     expect(polled.body).toEqual(failed.body);
     expect(polled.headers["x-svc-job-status"]).toBe("failed");
     // The same key with another request runs it (no 409): the 402 did not use the key up.
-    const ok = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", key)
-      .send(exportBody({ maxLeads: 2 }))
-      .expect(200);
+    const ok = await exportWithKey(auth, key, { maxLeads: 2 }).expect(200);
     expect(ok.headers["x-svc-job-id"]!).not.toBe(failed.headers["x-svc-job-id"]!);
     expect(ok.headers["content-type"]).toMatch(/^text\/csv/);
     expect(ok.headers["content-disposition"]).toContain('filename="leads-main-2026-11-22.csv"');
@@ -506,13 +485,7 @@ describe("capacity", () => {
       ),
     );
     expect(new Set(started.map((r) => r.body.jobId)).size).toBe(3);
-    const busy = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "capacity-key")
-      .send(exportBody({ maxLeads: 4 }))
-      .expect(429);
+    const busy = await exportWithKey(auth, "capacity-key", { maxLeads: 4 }).expect(429);
     expect(busy.body.error).toBe("job_capacity_busy");
     expect(busy.headers["retry-after"]).toBe("30");
     // Other kinds have their own capacity.
@@ -523,13 +496,7 @@ describe("capacity", () => {
     gates.release(gate);
     for (const r of started)
       await t.request().get(pollUrl(r.body.jobId)).set(auth).set("Prefer", "wait=10").expect(200);
-    const ok = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "capacity-key")
-      .send(exportBody({ maxLeads: 4 }))
-      .expect(200);
+    const ok = await exportWithKey(auth, "capacity-key", { maxLeads: 4 }).expect(200);
     expect(ok.text.trim().split("\n")).toHaveLength(5);
   });
 
@@ -607,13 +574,7 @@ describe("time limit", () => {
 describe("expiry", () => {
   it("after retention a poll answers 410 job_result_expired for about a day, then 404", async () => {
     const { auth, accountId } = await buildAccount(t.ctx.db);
-    const res = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "expiry-key-01")
-      .send(exportBody({ maxLeads: 1 }))
-      .expect(200);
+    const res = await exportWithKey(auth, "expiry-key-01", { maxLeads: 1 }).expect(200);
     const jobId = res.headers["x-svc-job-id"]! as string;
     const stored = await t.ctx.db
       .selectFrom("jobs")
@@ -634,13 +595,7 @@ describe("expiry", () => {
     expect(expired.body.error).toBe("job_result_expired");
     expect(expired.headers["x-svc-job-status"]).toBe("expired");
     // The key still holds: the request is not run again.
-    const replay = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "expiry-key-01")
-      .send(exportBody({ maxLeads: 1 }))
-      .expect(410);
+    const replay = await exportWithKey(auth, "expiry-key-01", { maxLeads: 1 }).expect(410);
     expect(replay.body.error).toBe("job_result_expired");
 
     // The sweep deletes the answer's file.
@@ -656,13 +611,7 @@ describe("expiry", () => {
       .execute();
     const gone = await t.request().get(pollUrl(jobId)).set(auth).expect(404);
     expect(gone.body.error).toBe("job_not_found");
-    await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "expiry-key-01")
-      .send(exportBody({ maxLeads: 1 }))
-      .expect(410);
+    await exportWithKey(auth, "expiry-key-01", { maxLeads: 1 }).expect(410);
     await t.ctx.db
       .updateTable("jobs")
       .set({ key_expires_at: new Date(Date.now() - 1000) })
@@ -671,13 +620,7 @@ describe("expiry", () => {
     await sweepJobs({ db: t.ctx.db, storage: t.ctx.storage, logger: t.ctx.logger });
     expect(await t.ctx.db.selectFrom("jobs").select("id").where("id", "=", jobId).execute()).toEqual([]);
     // Once the key has lapsed, the same key runs the request again.
-    const rerun = await t
-      .request()
-      .post("/api/v1/leads/export")
-      .set(auth)
-      .set("Idempotency-Key", "expiry-key-01")
-      .send(exportBody({ maxLeads: 1 }))
-      .expect(200);
+    const rerun = await exportWithKey(auth, "expiry-key-01", { maxLeads: 1 }).expect(200);
     expect(rerun.headers["x-svc-job-id"]).not.toBe(jobId);
     void accountId;
   });

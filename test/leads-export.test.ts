@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chargeCredits } from "../src/credits/ledger.js";
 import { sweepJobs } from "../src/jobs/tasks/jobs__sweep.js";
 import { useTestApp } from "./helpers/app.js";
+import { holdChargeLock } from "./helpers/charge-lock.js";
 import { binary, buildFormat, readZip } from "./helpers/export-factories.js";
 import {
   buildWordLeads,
@@ -313,32 +314,16 @@ describe("POST /leads/export: refusals", () => {
   });
 
   it("answers 429 charge_in_progress when the account's charge lock stays taken; nothing charged", async () => {
-    // Held like a concurrent charge holds it (FOR NO KEY UPDATE): it blocks the charge, not the job row.
     const account = await buildAccount(t.ctx.db);
     const { word } = await buildWordLeads(t.ctx.db, 2);
     const before = await creditsOf(account.auth);
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
-    const holder = t.ctx.db.transaction().execute(async (trx) => {
-      await trx
-        .selectFrom("accounts")
-        .select("id")
-        .where("id", "=", account.accountId)
-        .forNoKeyUpdate()
-        .execute();
-      locked();
-      await held;
-    });
-    await isLocked;
+    const lock = await holdChargeLock(t.ctx.db, account.accountId);
     try {
       const res = await exportJson(account.auth, { positiveKeywords: [word] }).expect(429);
       expect(res.body.error).toBe("charge_in_progress");
       expect(res.headers["retry-after"]).toBe("30");
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
     expect(await creditsOf(account.auth)).toBe(before);
     expect(
@@ -415,22 +400,8 @@ describe("POST /leads/export: refusals", () => {
   it("runs at most 3 exports of an account at once: a 4th gets 429 job_capacity_busy", async () => {
     const account = await buildAccount(t.ctx.db);
     const { word } = await buildWordLeads(t.ctx.db, 1);
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
     // The three jobs wait for the account's charge lock (2 s) while the 4th request arrives.
-    const holder = t.ctx.db.transaction().execute(async (trx) => {
-      await trx
-        .selectFrom("accounts")
-        .select("id")
-        .where("id", "=", account.accountId)
-        .forNoKeyUpdate()
-        .execute();
-      locked();
-      await held;
-    });
-    await isLocked;
+    const lock = await holdChargeLock(t.ctx.db, account.accountId);
     try {
       for (let i = 0; i < 3; i += 1) {
         await exportJson(
@@ -443,8 +414,7 @@ describe("POST /leads/export: refusals", () => {
       expect(busy.body.error).toBe("job_capacity_busy");
       expect(busy.headers["retry-after"]).toBe("30");
     } finally {
-      release();
-      await holder;
+      await lock.release();
     }
   });
 
@@ -519,24 +489,10 @@ describe("POST /leads/export: a worker killed mid-export", () => {
     // Only the worker process runs jobs until it is killed.
     await runner.stop();
     const child = await startExportWorkerProcess(t.database.url, join(t.ctx.config.dataDir, "files"));
-    let release: () => void = () => {};
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let locked: () => void = () => {};
-    const isLocked = new Promise<void>((resolve) => (locked = resolve));
     // Holds the account's charge lock, so the job stops right before its charging transaction.
-    const holder = t.ctx.db.transaction().execute(async (trx) => {
-      await trx
-        .selectFrom("accounts")
-        .select("id")
-        .where("id", "=", account.accountId)
-        .forNoKeyUpdate()
-        .execute();
-      locked();
-      await held;
-    });
+    const lock = await holdChargeLock(t.ctx.db, account.accountId);
     let jobId = "";
     try {
-      await isLocked;
       const accepted = await exportJson(
         account.auth,
         { positiveKeywords: [word] },
@@ -561,8 +517,7 @@ describe("POST /leads/export: a worker killed mid-export", () => {
       await exited;
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
-      release();
-      await holder;
+      await lock.release();
       runner = await startJobRunner(t.ctx);
     }
     expect(await chargeRows(account.accountId)).toEqual([]);
