@@ -32,6 +32,18 @@ async function historyOf(accountId: number) {
     .execute();
 }
 
+/** Each received lead's stored snapshot, as GET /lead-export-history gives it, by lead id. */
+async function snapshotsOf(auth: Auth): Promise<Map<number, Record<string, unknown>>> {
+  const res = await t
+    .request()
+    .get("/api/v1/lead-export-history")
+    .query({ limit: 200 })
+    .set(auth)
+    .expect(200);
+  const entries = res.body.data as { leadId: number; leadSnapshot: Record<string, unknown> }[];
+  return new Map(entries.map((e) => [e.leadId, e.leadSnapshot]));
+}
+
 function search(auth: Auth, query: Record<string, string | number>) {
   return t
     .request()
@@ -89,7 +101,7 @@ describe("GET /leads charging", () => {
       expect(h.exported_at.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
       expect(h.lead_last_updated?.toISOString()).toBe("2026-03-01T10:00:00.000Z");
     }
-    expect(history[0]!.lead_snapshot).toMatchObject({
+    expect((await snapshotsOf(auth)).get(leadIds[0]!)).toMatchObject({
       wId: leadIds[0],
       wCompanyName: `${a} 0`,
       wPhonePrimary: "(512) 555-0142",
@@ -114,7 +126,7 @@ describe("GET /leads charging", () => {
       [old, "api"],
       [fresh, "api"],
     ]);
-    expect(history[0]!.lead_snapshot).toMatchObject({ wCompanyName: `${a} 0` });
+    expect((await snapshotsOf(auth)).get(old!)).toMatchObject({ wCompanyName: `${a} 0` });
     const firstExport = history[1]!.exported_at.getTime();
 
     // Second identical search: everything already received, nothing charged, one entry per lead.
@@ -130,7 +142,7 @@ describe("GET /leads charging", () => {
     history = await historyOf(accountId);
     expect(history).toHaveLength(2);
     expect(history[1]!.exported_at.getTime()).toBeGreaterThanOrEqual(firstExport);
-    expect(history[1]!.lead_snapshot).toMatchObject({ wCompanyName: `${a} 1 renamed` });
+    expect((await snapshotsOf(auth)).get(fresh!)).toMatchObject({ wCompanyName: `${a} 1 renamed` });
   });
 
   it("another account's history does not make leads free, and is never touched (account isolation)", async () => {

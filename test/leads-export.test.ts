@@ -100,7 +100,7 @@ describe("POST /leads/export: files", () => {
       .where("account_id", "=", account.accountId)
       .execute();
     expect(history.map((h) => h.lead_id).sort((a, b) => a - b)).toEqual(ids);
-    expect(history.every((h) => h.export_method === "api" && h.lead_snapshot !== null)).toBe(true);
+    expect(history.every((h) => h.export_method === "api" && h.lead_version === 1)).toBe(true);
     const files = await t.request().get("/api/v1/export-history").set(account.auth).expect(200);
     expect(files.body.data).toHaveLength(1);
     expect(files.body.data[0]).toMatchObject({ leadCount: 5, fileType: "csv", exportMethod: "api" });

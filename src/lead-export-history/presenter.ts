@@ -4,7 +4,7 @@ import type { HistoryEntryWithLead } from "./service.js";
 export type HistoryEntryBody = JsonResponse<"listLeadExportHistory", 200>["data"][number];
 
 /** The API's shape of a lead export history entry (dates in UTC). */
-export function toHistoryEntryBody({ entry, lead }: HistoryEntryWithLead): HistoryEntryBody {
+export function toHistoryEntryBody({ entry, snapshot, lead }: HistoryEntryWithLead): HistoryEntryBody {
   return {
     id: entry.id,
     userId: entry.accountId,
@@ -14,7 +14,7 @@ export function toHistoryEntryBody({ entry, lead }: HistoryEntryWithLead): Histo
     exportMethod: entry.exportMethod as HistoryEntryBody["exportMethod"],
     leadLastUpdated: entry.leadLastUpdated?.toISOString() ?? null,
     // Free-form objects: the generated type of `Record<unknown>` is `Record<string, never>`.
-    leadSnapshot: entry.leadSnapshot as HistoryEntryBody["leadSnapshot"],
+    leadSnapshot: snapshot as HistoryEntryBody["leadSnapshot"],
     lead: lead as HistoryEntryBody["lead"],
     lastChangedFields: entry.lastChangedFields,
   };

@@ -12,7 +12,10 @@ export interface HistoryEntry {
   exportedAt: Date;
   exportMethod: string;
   leadLastUpdated: Date | null;
+  /** A copy of the lead's data stored with the entry (older entries). */
   leadSnapshot: Record<string, unknown> | null;
+  /** The version of the lead delivered (see src/leads/versions.ts); null with a copied snapshot. */
+  leadVersion: number | null;
   lastChangedFields: string[] | null;
 }
 
@@ -32,6 +35,7 @@ function toEntry(row: Selectable<LeadExportHistoryTable>): HistoryEntry {
     exportMethod: row.export_method,
     leadLastUpdated: row.lead_last_updated,
     leadSnapshot: row.lead_snapshot,
+    leadVersion: row.lead_version,
     lastChangedFields: row.last_changed_fields,
   };
 }

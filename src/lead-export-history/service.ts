@@ -2,6 +2,8 @@ import type { DbOrTrx } from "../db/database.js";
 import { parseHistoryFilter } from "./filters.js";
 import { findHistoryIds, findHistoryPage, type HistoryEntry } from "./repository.js";
 import { liveLeadData } from "./live-lead.js";
+import { toLeadSnapshot, type LeadSnapshot } from "../leads/snapshot.js";
+import { findLeadVersions, leadVersionKey } from "../leads/versions.js";
 
 /** Query parameters of the two list requests (schema-checked: types, bounds, enum). */
 export interface HistoryQuery {
@@ -13,9 +15,14 @@ export interface HistoryQuery {
   exportMethod?: string;
 }
 
-/** An entry with the lead data a client sees: the snapshot, else the live lead, else null. */
+/**
+ * An entry with the lead data a client sees: `snapshot` is the data delivered (the copy stored
+ * with older entries, else the delivered version); `lead` is the snapshot, else the live lead,
+ * else null.
+ */
 export interface HistoryEntryWithLead {
   entry: HistoryEntry;
+  snapshot: Record<string, unknown> | null;
   lead: Record<string, unknown> | null;
 }
 
@@ -23,12 +30,29 @@ export interface HistoryEntryWithLead {
 export const DEFAULT_LIMIT = 50;
 const QUERY_STYLE = { code: "validation_error", path: ["query"] } as const;
 
-/** Adds `lead` to each entry, loading live data (one query) only for entries without a snapshot. */
+/**
+ * Adds the delivered data and `lead` to each entry: the delivered versions in one query, live data
+ * (one query) only for entries with neither a stored copy nor a version.
+ */
 async function withLeads(db: DbOrTrx, entries: HistoryEntry[]): Promise<HistoryEntryWithLead[]> {
-  const missing = entries.filter((e) => e.leadSnapshot === null).map((e) => e.leadId);
-  const live =
-    missing.length > 0 ? await liveLeadData(db, missing) : new Map<number, Record<string, unknown>>();
-  return entries.map((entry) => ({ entry, lead: entry.leadSnapshot ?? live.get(entry.leadId) ?? null }));
+  const refs = entries.flatMap((e) =>
+    e.leadSnapshot === null && e.leadVersion !== null ? [{ leadId: e.leadId, version: e.leadVersion }] : [],
+  );
+  const versions = await findLeadVersions(db, refs);
+  const snapshotOf = (e: HistoryEntry): LeadSnapshot | null => {
+    if (e.leadSnapshot !== null) return e.leadSnapshot;
+    if (e.leadVersion === null) return null;
+    const lead = versions.get(leadVersionKey({ leadId: e.leadId, version: e.leadVersion }));
+    return lead ? toLeadSnapshot(lead) : null;
+  };
+  const snapshots = entries.map(snapshotOf);
+  const missing = entries.filter((_, i) => snapshots[i] === null).map((e) => e.leadId);
+  const live = missing.length > 0 ? await liveLeadData(db, missing) : new Map<number, LeadSnapshot>();
+  return entries.map((entry, i) => ({
+    entry,
+    snapshot: snapshots[i]!,
+    lead: snapshots[i] ?? live.get(entry.leadId) ?? null,
+  }));
 }
 
 /**

@@ -75,6 +75,28 @@ export const LEAD_FIELDS: readonly LeadField[] = [
   f("databaseType", "wDatabaseType", null, false),
 ];
 
+/** The columns a derived field is computed from (see toLead). */
+const DERIVED_FROM: Readonly<Record<string, readonly (keyof LeadsTable)[]>> = {
+  website: ["registered_url", "crawled_url"],
+  phoneTotal: ["phone", "phone_secondary"],
+  databaseType: [],
+};
+
+/**
+ * The columns the given fields (camelCase names) are read or computed from, plus `id`: what a
+ * reader needs to give those fields their true values.
+ */
+export function leadColumnsFor(fieldNames: Iterable<string>): Set<keyof LeadsTable> {
+  const columns = new Set<keyof LeadsTable>(["id"]);
+  for (const name of fieldNames) {
+    const field = resolveLeadField(name);
+    if (!field) continue;
+    if (field.column) columns.add(field.column);
+    for (const column of DERIVED_FROM[field.name] ?? []) columns.add(column);
+  }
+  return columns;
+}
+
 const byName = new Map<string, LeadField>();
 for (const field of LEAD_FIELDS) {
   byName.set(field.name.toLowerCase(), field);

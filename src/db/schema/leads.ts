@@ -49,6 +49,14 @@ export interface LeadsTable {
   web_technologies: Generated<string[]>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Counts changes of the lead's data (see migration 0800). */
+  version: Generated<number>;
+}
+
+/** Versions of leads replaced by a change while some lead export history entry names them. */
+export interface LeadVersionsTable extends Omit<LeadsTable, "id" | "version"> {
+  id: number;
+  version: number;
 }
 
 /** One row per (account, lead) the account has received: the sticky export rule. */
@@ -61,6 +69,8 @@ export interface LeadExportHistoryTable {
   export_method: string;
   lead_last_updated: NullableTimestamp;
   lead_snapshot: JSONColumnType<Record<string, unknown>, string | null, string | null> | null;
+  /** The version of the lead delivered (its data: `leads` or `lead_versions`); null with a snapshot. */
+  lead_version: number | null;
   last_changed_fields: string[] | null;
   created_at: CreatedAt;
 }
@@ -95,6 +105,7 @@ export interface ExportBlacklistTable {
 /** Tables of the lead database and what accounts keep about leads. */
 export interface LeadTables {
   leads: LeadsTable;
+  lead_versions: LeadVersionsTable;
   lead_export_history: LeadExportHistoryTable;
   filter_presets: FilterPresetsTable;
   keyword_lists: KeywordListsTable;

@@ -1,38 +1,59 @@
-import { stringify } from "csv-stringify";
+import { PassThrough } from "node:stream";
 import { csvCell } from "./cells.js";
 import { valueOf, type ExportLead } from "./columns.js";
 import { drained, type FileWriter, type WriterOptions } from "./writer.js";
 
+/** A field that must be quoted: it holds a comma, a quote, CR or LF. */
+const NEEDS_QUOTES = /[",\r\n]/;
+const QUOTE = /"/g;
+/** Text collected before it is handed to the stream (fewer, larger chunks). */
+const FLUSH_CHARS = 64 * 1024;
+
+/** One CSV field (RFC 4180): quoted, with quotes doubled, when it holds `,`, `"`, CR or LF. */
+export function csvField(text: string): string {
+  return NEEDS_QUOTES.test(text) ? `"${text.replace(QUOTE, '""')}"` : text;
+}
+
 /**
- * A CSV writer (RFC 4180: comma, `"` quoting, CRLF, UTF-8 without BOM) on csv-stringify. Blank rows
- * above `startRow` hold one empty field per column.
+ * A CSV writer (RFC 4180: comma, `"` quoting, CRLF, UTF-8 without BOM). Rows are collected as text
+ * and handed to `output` in chunks of about 64 KB. Blank rows above `startRow` hold one empty
+ * field per column.
  */
 export function createCsvWriter({ columns, includeHeaders, startRow }: WriterOptions): FileWriter {
-  // csv-stringify quotes a field holding the record delimiter (CRLF) but not a lone LF or CR:
-  // quote those too, or a multi-line description would break the row.
-  const stringifier = stringify({ record_delimiter: "windows", quoted_match: /[\r\n]/ });
+  const output = new PassThrough();
+  let pending = "";
   let started = false;
 
-  const put = async (record: string[]): Promise<void> => {
-    if (!stringifier.write(record)) await drained(stringifier);
+  const flush = async (): Promise<void> => {
+    if (pending === "") return;
+    const chunk = Buffer.from(pending, "utf8");
+    pending = "";
+    if (!output.write(chunk)) await drained(output);
   };
-  const start = async (): Promise<void> => {
+  const put = (fields: string[]): void => {
+    let line = "";
+    for (let i = 0; i < fields.length; i += 1) line += (i === 0 ? "" : ",") + csvField(fields[i]!);
+    pending += `${line}\r\n`;
+  };
+  const start = (): void => {
     if (started) return;
     started = true;
     const blank = columns.map(() => "");
-    for (let row = 1; row < startRow; row += 1) await put(blank);
-    if (includeHeaders) await put(columns.map((column) => column.header));
+    for (let row = 1; row < startRow; row += 1) put(blank);
+    if (includeHeaders) put(columns.map((column) => column.header));
   };
 
   return {
-    output: stringifier,
+    output,
     async write(lead: ExportLead) {
-      await start();
-      await put(columns.map((column) => csvCell(valueOf(lead, column))));
+      start();
+      put(columns.map((column) => csvCell(valueOf(lead, column))));
+      if (pending.length >= FLUSH_CHARS) await flush();
     },
     async end() {
-      await start();
-      stringifier.end();
+      start();
+      await flush();
+      output.end();
     },
   };
 }

@@ -77,12 +77,23 @@ export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncG
   }
 }
 
-/** The leads with these ids, in the order of `ids` (one array parameter, so one cheap statement). */
-export async function findLeadRecords(db: DbOrTrx, ids: readonly number[]): Promise<LeadRecord[]> {
+/**
+ * The leads with these ids, in the order of `ids` (one array parameter, so one cheap statement).
+ * With `columns`, only those columns are read (the rest come back null, cheap to receive): the
+ * lead's fields that depend on other columns are then not its true values.
+ */
+export async function findLeadRecords(
+  db: DbOrTrx,
+  ids: readonly number[],
+  columns?: ReadonlySet<string>,
+): Promise<LeadRecord[]> {
   if (ids.length === 0) return [];
+  const select = LEAD_RECORD_COLUMNS.map((column) =>
+    !columns || columns.has(column) ? sql.ref(`leads.${column}`) : sql`null`.as(column),
+  );
   const rows = await db
     .selectFrom("leads")
-    .select(LEAD_RECORD_COLUMNS)
+    .select(select as unknown as typeof LEAD_RECORD_COLUMNS)
     .where(sql<boolean>`leads.id = any(cast(${[...ids]} as integer[]))`)
     .execute();
   const byId = new Map(rows.map((row) => [row.id, leadRecordFromRow(row)]));
@@ -94,61 +105,56 @@ export async function findLeadRecords(db: DbOrTrx, ids: readonly number[]): Prom
 }
 
 /**
- * The leads with these ids in this order, read in chunks; the next chunk is read while the
- * current one is consumed, so the database and the file writer work side by side.
+ * The leads with these ids in this order, read in chunks (only `columns`, when given; see
+ * findLeadRecords); the next chunk is read while the current one is consumed, so the database
+ * and the file writer work side by side.
  */
-export async function* streamLeads(db: DbOrTrx, ids: readonly number[]): AsyncGenerator<LeadRecord[]> {
+export async function* streamLeads(
+  db: DbOrTrx,
+  ids: readonly number[],
+  columns?: ReadonlySet<string>,
+): AsyncGenerator<LeadRecord[]> {
   const parts = chunks(ids, LEAD_CHUNK);
-  let next = parts.length > 0 ? findLeadRecords(db, parts[0]!) : undefined;
+  const read = (part: number[]) => findLeadRecords(db, part, columns);
+  let next = parts.length > 0 ? read(parts[0]!) : undefined;
   for (let i = 0; i < parts.length; i += 1) {
     const current = await next!;
-    next = i + 1 < parts.length ? findLeadRecords(db, parts[i + 1]!) : undefined;
+    next = i + 1 < parts.length ? read(parts[i + 1]!) : undefined;
     // A failed read-ahead surfaces when it is awaited; until then keep it from being unhandled.
     next?.catch(() => undefined);
     yield current;
   }
 }
 
-/** Removes exported leads from the account's lead reservoir. */
+/** Removes exported leads from the account's lead reservoir (one statement). */
 export async function removeFromReservoir(trx: Trx, accountId: number, leadIds: readonly number[]) {
-  for (const chunk of chunks(leadIds)) {
-    await trx
-      .deleteFrom("lead_reservoir")
-      .where("account_id", "=", accountId)
-      .where("lead_id", "in", chunk)
-      .execute();
-  }
+  if (leadIds.length === 0) return;
+  await trx
+    .deleteFrom("lead_reservoir")
+    .where("account_id", "=", accountId)
+    .where(sql<boolean>`lead_id = any(cast(${[...leadIds]} as integer[]))`)
+    .execute();
 }
 
-/** Puts leads into the account's lead reservoir (an entry already there gets the new expiry). */
+/**
+ * Puts leads into the account's lead reservoir in one statement (an entry already there gets the
+ * new expiry). Rows go in lead id order, so two exports of overlapping leads never deadlock.
+ */
 export async function addToReservoir(
   trx: Trx,
   accountId: number,
   leadIds: readonly number[],
   expiresAt: Date,
 ): Promise<void> {
-  const addedAt = new Date();
-  // Lock order by lead id, so two exports of overlapping leads never deadlock.
-  const sorted = [...leadIds].sort((a, b) => a - b);
-  for (const chunk of chunks(sorted)) {
-    await trx
-      .insertInto("lead_reservoir")
-      .values(
-        chunk.map((lead_id) => ({
-          account_id: accountId,
-          lead_id,
-          added_at: addedAt,
-          expires_at: expiresAt,
-        })),
-      )
-      .onConflict((oc) =>
-        oc.columns(["account_id", "lead_id"]).doUpdateSet({
-          added_at: (eb) => eb.ref("excluded.added_at"),
-          expires_at: (eb) => eb.ref("excluded.expires_at"),
-        }),
-      )
-      .execute();
-  }
+  if (leadIds.length === 0) return;
+  await sql`
+    insert into lead_reservoir (account_id, lead_id, added_at, expires_at)
+    select ${accountId}, u.lead_id, now(), ${expiresAt}
+    from unnest(cast(${[...leadIds]} as integer[])) as u(lead_id)
+    order by u.lead_id
+    on conflict (account_id, lead_id) do update set
+      added_at = excluded.added_at,
+      expires_at = excluded.expires_at`.execute(trx);
 }
 
 /** Removes the account's reservoir entries past their expiry. */

@@ -8,26 +8,18 @@ import { loadConfig } from "../../config.js";
 import { loadSigningSecret } from "../../lib/signing-secret.js";
 import type { LeadRecord } from "../../leads/lead.js";
 import { toLead } from "../../leads/presenter.js";
-import {
-  findReceivedLeadIds,
-  isLockTimeout,
-  recordDeliveredLeads,
-  setLockTimeout,
-} from "../../leads/search/repository.js";
+import { countReceivedLeads, isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
 import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
-import { toLeadSnapshot } from "../../leads/snapshot.js";
+import { recordDeliveredLeads } from "../../leads/versions.js";
 import { assertExportFits } from "../files/split.js";
+import { columnsOf } from "../files/columns.js";
+import type { FileFormat } from "../files/format.js";
+import { leadColumnsFor } from "../../leads/fields.js";
 import { deleteExportFiles, writeExportFiles, type WrittenExport } from "../files/store.js";
 import type { ExportJobInput } from "./input.js";
 import { parseSearchFilters } from "../../leads/search/filters.js";
 import { toLeadExportLinks } from "./presenter.js";
-import {
-  addToReservoir,
-  chunks,
-  deleteExpiredReservoir,
-  removeFromReservoir,
-  streamLeads,
-} from "./repository.js";
+import { addToReservoir, deleteExpiredReservoir, removeFromReservoir, streamLeads } from "./repository.js";
 import type { Selection } from "./selection.js";
 import { LEAD_PRICE_TENTHS, selectExport } from "./service.js";
 
@@ -59,7 +51,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   const ids = selection.leads.map((l) => l.id);
   const written = await writeExportFiles(job.storage, {
     accountId: job.accountId,
-    leads: withProgress(streamLeads(job.db, ids), job, total),
+    leads: withProgress(streamLeads(job.db, ids, formatColumns(input.format)), job, total),
     totalCount: total,
     format: input.format,
   });
@@ -113,11 +105,7 @@ async function chargeExport(
   }
   await setLockTimeout(trx, 0);
   const ids = selection.leads.map((l) => l.id);
-  let newLeads = 0;
-  for (const chunk of chunks(ids)) {
-    const received = await findReceivedLeadIds(trx, job.accountId, chunk);
-    newLeads += chunk.length - received.size;
-  }
+  const newLeads = ids.length - (await countReceivedLeads(trx, job.accountId, ids));
   const tenths = newLeads * LEAD_PRICE_TENTHS;
   const paid = await chargeCredits(trx, {
     accountId: job.accountId,
@@ -132,15 +120,7 @@ async function chargeExport(
     );
   }
   const exportedAt = new Date();
-  // Read on another connection, so reading the next chunk overlaps writing this one.
-  for await (const leads of streamLeads(job.db, ids)) {
-    await recordDeliveredLeads(trx, {
-      accountId: job.accountId,
-      method: "api",
-      exportedAt,
-      leads: leads.map((lead) => ({ lead, snapshot: toLeadSnapshot(lead) })),
-    });
-  }
+  await recordDeliveredLeads(trx, { accountId: job.accountId, method: "api", exportedAt, leadIds: ids });
   await deleteExpiredReservoir(trx, job.accountId);
   await removeFromReservoir(trx, job.accountId, ids);
   await addToReservoir(
@@ -191,6 +171,11 @@ function exportAnswer(
 async function linkSigner(job: JobContext, publicBaseUrl: string) {
   const signingSecret = await loadSigningSecret(job.db, loadConfig(process.env).signingSecret);
   return { signingSecret, publicBaseUrl };
+}
+
+/** The lead columns the format's fields need (the others are not read). */
+function formatColumns(format: FileFormat): Set<string> {
+  return leadColumnsFor(columnsOf(format).flatMap((column) => (column.field ? [column.field] : [])));
 }
 
 /** The leads in the API's Lead shape, reporting progress and stopping when the job is aborted. */

@@ -2,7 +2,6 @@ import { sql } from "kysely";
 import type { DbOrTrx, Trx } from "../../db/database.js";
 import type { LeadRecord } from "../lead.js";
 import { leadRecordFromRow } from "../repository.js";
-import type { LeadSnapshot } from "../snapshot.js";
 import type { SearchFilters } from "./filters.js";
 import { searchPageQuery } from "./query.js";
 
@@ -52,46 +51,20 @@ export async function findReceivedLeadIds(
   return new Set(rows.map((r) => r.lead_id));
 }
 
-/** One delivered lead for the lead export history. */
-export interface DeliveredLead {
-  lead: LeadRecord;
-  snapshot: LeadSnapshot;
-}
-
-/**
- * Records delivered leads in the account's lead export history: a new row per lead, or for a
- * lead already there an update of `exported_at`, `export_method`, the snapshot and the lead's
- * last-updated date (one entry per lead). Runs in the charging transaction.
- */
-export async function recordDeliveredLeads(
-  trx: Trx,
-  delivery: { accountId: number; method: string; exportedAt: Date; leads: DeliveredLead[] },
-): Promise<void> {
-  if (delivery.leads.length === 0) return;
-  // Lock order by lead id, so two deliveries of overlapping leads never deadlock.
-  const leads = [...delivery.leads].sort((a, b) => a.lead.id - b.lead.id);
-  await trx
-    .insertInto("lead_export_history")
-    .values(
-      leads.map(({ lead, snapshot }) => ({
-        account_id: delivery.accountId,
-        lead_id: lead.id,
-        database_type: "other",
-        exported_at: delivery.exportedAt,
-        export_method: delivery.method,
-        lead_last_updated: lead.lastUpdated,
-        lead_snapshot: JSON.stringify(snapshot),
-      })),
-    )
-    .onConflict((oc) =>
-      oc.columns(["account_id", "lead_id"]).doUpdateSet({
-        exported_at: (eb) => eb.ref("excluded.exported_at"),
-        export_method: (eb) => eb.ref("excluded.export_method"),
-        lead_last_updated: (eb) => eb.ref("excluded.lead_last_updated"),
-        lead_snapshot: (eb) => eb.ref("excluded.lead_snapshot"),
-      }),
-    )
-    .execute();
+/** How many of these leads the account already received (one statement, however many ids). */
+export async function countReceivedLeads(
+  db: DbOrTrx,
+  accountId: number,
+  leadIds: readonly number[],
+): Promise<number> {
+  if (leadIds.length === 0) return 0;
+  const { count } = await db
+    .selectFrom("lead_export_history")
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .where("account_id", "=", accountId)
+    .where(sql<boolean>`lead_id = any(cast(${[...leadIds]} as integer[]))`)
+    .executeTakeFirstOrThrow();
+  return Number(count);
 }
 
 /** Makes the next lock wait of the transaction give up after `ms` (PostgreSQL error 55P03). */

@@ -9,14 +9,13 @@ import {
 import type { Db } from "../../db/database.js";
 import { ApiError, errors } from "../../http/errors.js";
 import type { LeadRecord } from "../lead.js";
-import { toLeadSnapshot } from "../snapshot.js";
+import { recordDeliveredLeads } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
 import {
   findReceivedLeadIds,
   findSearchPage,
   type SearchPage,
   isLockTimeout,
-  recordDeliveredLeads,
   setLockTimeout,
   setStatementTimeout,
 } from "./repository.js";
@@ -159,7 +158,7 @@ export async function searchLeads(db: Db, accountId: number, filters: SearchFilt
       accountId,
       method: "api",
       exportedAt: new Date(),
-      leads: leads.map((lead) => ({ lead, snapshot: toLeadSnapshot(lead) })),
+      leadIds: leads.map((lead) => lead.id),
     });
     const after = await readBalance(trx, accountId, periodStart);
     return { tenths, remaining: spendableTenths(after) };
