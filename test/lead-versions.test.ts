@@ -132,10 +132,11 @@ describe("lead versions behind the lead export history", () => {
     expect(entry?.lead).toMatchObject({ wCompanyName: `${word} Live 2` });
   });
 
-  it("a change racing an uncommitted delivery waits for it, then keeps the delivered version", async () => {
+  it("a change during an uncommitted delivery does not wait for it, and keeps the old version", async () => {
     const { accountId, auth } = await buildAccount(t.ctx.db);
     const word = uniqueWord();
     const lead = await buildLead(t.ctx.db, { company_name: `${word} Before` });
+    const untouched = await buildLead(t.ctx.db, { company_name: `${word} Other` });
 
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -147,16 +148,18 @@ describe("lead versions behind the lead export history", () => {
       await held;
     });
     await isRecorded;
-    let changed = false;
-    const change = rename(lead, `${word} After`).then(() => (changed = true));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(changed).toBe(false);
+    // Neither change waits; both keep their old version, as a delivery might name it.
+    await rename(lead, `${word} After`);
+    await rename(untouched, `${word} Other 2`);
+    expect(await keptVersions(lead)).toEqual([1]);
+    expect(await keptVersions(untouched)).toEqual([1]);
     release();
     await delivery;
-    await change;
 
-    expect(await keptVersions(lead)).toEqual([1]);
     expect((await entryOf(auth, lead))?.leadSnapshot).toMatchObject({ wCompanyName: `${word} Before` });
+    // Without a delivery in flight, a version nobody received is not kept.
+    await rename(untouched, `${word} Other 3`);
+    expect(await keptVersions(untouched)).toEqual([1]);
   });
 
   it("a delivery racing an uncommitted change waits for it, then names the new version", async () => {

@@ -64,7 +64,7 @@ function plainDate(value: unknown): string | null {
 }
 
 const toDate = (value: Date | string | null): Date | null =>
-  value === null ? null : value instanceof Date ? value : new Date(value);
+  value === null || value === undefined ? null : value instanceof Date ? value : new Date(value);
 
 /** Builds the domain form of a lead from its row. */
 export function leadRecordFromRow(row: LeadRecordRow): LeadRecord {
@@ -94,7 +94,7 @@ export function leadRecordFromRow(row: LeadRecordRow): LeadRecord {
     description: row.description,
     longDescription: row.long_description,
     aiCategoryEstimation: row.ai_category_estimation,
-    stars: row.stars === null ? null : Number(row.stars),
+    stars: row.stars === null || row.stars === undefined ? null : Number(row.stars),
     reviewCount: row.review_count,
     websiteSchemaTypes: row.website_schema_types ?? [],
     lastBuyingSignal: toDate(row.last_buying_signal),

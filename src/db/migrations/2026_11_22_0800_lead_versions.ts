@@ -12,9 +12,12 @@ const LEAD_VERSION_LOCK = 7_246_008;
 // - `lead_versions` keeps the old row (same columns as `leads`) when a change replaces a version
 //   some history entry names; a version nobody received is not kept.
 // Race: a delivery recorded while a change is in flight must either see the new version or have
-// its entry seen by the change's check. Recording takes LEAD_VERSION_LOCK shared before reading the
-// versions; a change takes it exclusively before checking, so each waits for the other's commit.
-// Neither side waits on the other's row locks, so the two cannot deadlock.
+// its version kept by the change. Recording takes LEAD_VERSION_LOCK shared before reading the
+// versions and holds it to its commit. A change tries the lock exclusively without waiting: with
+// it (no delivery in flight), it keeps the old version only when an entry names it; without it (a
+// delivery may be in flight), it keeps the old version anyway. So a delivery only ever waits for
+// one changing transaction to commit, and nothing waits for a long delivery (an export writing
+// its files).
 // Deleting a lead keeps its delivered version the same way: a history entry outlives its lead
 // (the document's refresh reports "a lead no longer in the database"), so the entries lose their
 // foreign keys. Those were also most of the cost of recording a 100,000-lead export (two
@@ -44,8 +47,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`
     create function lead_keep_if_delivered(gone leads) returns void language plpgsql as $$
     begin
-      perform pg_advisory_xact_lock(${sql.lit(LEAD_VERSION_LOCK)});
-      if exists (
+      if not pg_try_advisory_xact_lock(${sql.lit(LEAD_VERSION_LOCK)}) or exists (
         select 1 from lead_export_history where lead_id = gone.id and lead_version = gone.version
       ) then
         insert into lead_versions select (gone).* on conflict do nothing;

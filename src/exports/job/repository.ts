@@ -79,8 +79,8 @@ export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncG
 
 /**
  * The leads with these ids, in the order of `ids` (one array parameter, so one cheap statement).
- * With `columns`, only those columns are read (the rest come back null, cheap to receive): the
- * lead's fields that depend on other columns are then not its true values.
+ * With `columns`, only those columns are read: the record's other properties are then missing
+ * (undefined), and the lead's fields that depend on them are not its true values.
  */
 export async function findLeadRecords(
   db: DbOrTrx,
@@ -88,12 +88,11 @@ export async function findLeadRecords(
   columns?: ReadonlySet<string>,
 ): Promise<LeadRecord[]> {
   if (ids.length === 0) return [];
-  const select = LEAD_RECORD_COLUMNS.map((column) =>
-    !columns || columns.has(column) ? sql.ref(`leads.${column}`) : sql`null`.as(column),
-  );
+  const select = columns ? LEAD_RECORD_COLUMNS.filter((column) => columns.has(column)) : LEAD_RECORD_COLUMNS;
   const rows = await db
     .selectFrom("leads")
-    .select(select as unknown as typeof LEAD_RECORD_COLUMNS)
+    // Typed as every column: leadRecordFromRow reads a missing one as undefined.
+    .select(select as typeof LEAD_RECORD_COLUMNS)
     .where(sql<boolean>`leads.id = any(cast(${[...ids]} as integer[]))`)
     .execute();
   const byId = new Map(rows.map((row) => [row.id, leadRecordFromRow(row)]));

@@ -8,7 +8,7 @@ import { loadConfig } from "../../config.js";
 import { loadSigningSecret } from "../../lib/signing-secret.js";
 import type { LeadRecord } from "../../leads/lead.js";
 import { toLead } from "../../leads/presenter.js";
-import { countReceivedLeads, isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
+import { isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
 import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { assertExportFits } from "../files/split.js";
@@ -29,11 +29,12 @@ export const RESERVOIR_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
 const PROGRESS_EVERY = 5_000;
 
 /**
- * The export job's work: select the leads, write the files (streamed), then in ONE transaction
- * lock the account's credits, charge the leads new to the account, record them in the lead export
- * history (method `api`, snapshot), update the lead reservoir, record the export history entries
- * and commit the job's answer. A second run after a crash finds the job answered (commit refuses)
- * and charges nothing; files of a run that did not commit are removed.
+ * The export job's work: select the leads, then write the files (streamed) while ONE transaction
+ * records the leads in the lead export history (method `api`, the version delivered) and updates
+ * the lead reservoir; once the files are written it locks the account's credits, charges the
+ * leads that were new to the account, records the export history entries and commits the job's
+ * answer. A second run after a crash finds the job answered (commit refuses) and charges nothing;
+ * files of a run that did not commit are removed.
  */
 export async function runExport(input: ExportJobInput, job: JobContext): Promise<JobAnswer> {
   const filters = parseSearchFilters(input.filters, "body");
@@ -49,19 +50,26 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   const total = selection.leads.length;
   await job.progress({ phase: "writing", done: 0, total, label: "leads" });
   const ids = selection.leads.map((l) => l.id);
-  const written = await writeExportFiles(job.storage, {
+  const stopWriting = new AbortController();
+  const signal = AbortSignal.any([job.signal, stopWriting.signal]);
+  const writing = writeExportFiles(job.storage, {
     accountId: job.accountId,
-    leads: withProgress(streamLeads(job.db, ids, formatColumns(input.format)), job, total),
+    leads: withProgress(streamLeads(job.db, ids, formatColumns(input.format)), job, total, signal),
     totalCount: total,
     format: input.format,
   });
+  // Awaited in the transaction; a failure before that is handled below.
+  writing.catch(() => undefined);
 
+  let written: WrittenExport | undefined;
   let answer: JobAnswer | undefined;
   try {
-    await job.progress({ phase: "charging", done: total, total, label: "leads" });
     const signer = input.inline ? null : await linkSigner(job, input.publicBaseUrl);
     await job.db.transaction().execute(async (trx) => {
-      const charged = await chargeExport(trx, job, selection);
+      const newLeads = await deliverExport(trx, job, selection);
+      written = await writing;
+      await job.progress({ phase: "charging", done: total, total, label: "leads" });
+      const charged = await chargeExport(trx, job, newLeads);
       const entries = await recordExportFiles(trx, {
         accountId: job.accountId,
         written,
@@ -72,28 +80,60 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
       await job.commit(trx, answer);
     });
   } catch (err) {
-    const keys = written.files.map((f) => f.storageKey);
-    if (written.answer.temporary) keys.push(written.answer.storageKey);
-    await deleteExportFiles(job.storage, keys);
+    stopWriting.abort();
+    // writeExportFiles removes its own files when it fails; these are the files it finished.
+    const done = written ?? (await writing.catch(() => undefined));
+    if (done) await deleteExportFiles(job.storage, storageKeysOf(done));
     throw err;
   }
   // The links name the files themselves; a ZIP made for an inline answer is not needed.
-  if (!input.inline && written.answer.temporary) {
-    await deleteExportFiles(job.storage, [written.answer.storageKey]);
+  if (!input.inline && written!.answer.temporary) {
+    await deleteExportFiles(job.storage, [written!.answer.storageKey]);
   }
   return answer!;
 }
 
+/** Every stored file of a written export (the answer ZIP included). */
+function storageKeysOf(written: WrittenExport): string[] {
+  const keys = written.files.map((f) => f.storageKey);
+  if (written.answer.temporary) keys.push(written.answer.storageKey);
+  return keys;
+}
+
+/**
+ * Records the selected leads in the account's lead export history and updates the reservoir
+ * (no credit lock yet: see recordDeliveredLeads). Waits for a concurrent export of the same
+ * leads to the same account to finish. Returns how many leads were new to the account.
+ */
+async function deliverExport(trx: Trx, job: JobContext, selection: Selection): Promise<number> {
+  const ids = selection.leads.map((l) => l.id);
+  const exportedAt = new Date();
+  const newLeads = await recordDeliveredLeads(trx, {
+    accountId: job.accountId,
+    method: "api",
+    exportedAt,
+    leadIds: ids,
+  });
+  await deleteExpiredReservoir(trx, job.accountId);
+  await removeFromReservoir(trx, job.accountId, ids);
+  await addToReservoir(
+    trx,
+    job.accountId,
+    selection.overflow,
+    new Date(exportedAt.getTime() + RESERVOIR_LIFETIME_MS),
+  );
+  return newLeads;
+}
+
 /**
  * Locks the account's credits (429 `charge_in_progress` when another request holds them for
- * more than 2 seconds), re-checks under the lock which leads are new, charges them (402
- * `insufficient_credits` when a concurrent request spent the balance first), records every lead
- * in the lead export history and updates the reservoir. Returns the charge and the balance after.
+ * more than 2 seconds) and charges the new leads (402 `insufficient_credits` when a concurrent
+ * request spent the balance first). Returns the charge and the balance after.
  */
 async function chargeExport(
   trx: Trx,
   job: JobContext,
-  selection: Selection,
+  newLeads: number,
 ): Promise<{ tenths: number; remainingTenths: number }> {
   await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
   let periodStart: Date;
@@ -104,8 +144,6 @@ async function chargeExport(
     throw err;
   }
   await setLockTimeout(trx, 0);
-  const ids = selection.leads.map((l) => l.id);
-  const newLeads = ids.length - (await countReceivedLeads(trx, job.accountId, ids));
   const tenths = newLeads * LEAD_PRICE_TENTHS;
   const paid = await chargeCredits(trx, {
     accountId: job.accountId,
@@ -119,16 +157,6 @@ async function chargeExport(
       "A concurrent request of this account spent the balance first; nothing was charged.",
     );
   }
-  const exportedAt = new Date();
-  await recordDeliveredLeads(trx, { accountId: job.accountId, method: "api", exportedAt, leadIds: ids });
-  await deleteExpiredReservoir(trx, job.accountId);
-  await removeFromReservoir(trx, job.accountId, ids);
-  await addToReservoir(
-    trx,
-    job.accountId,
-    selection.overflow,
-    new Date(exportedAt.getTime() + RESERVOIR_LIFETIME_MS),
-  );
   const after = await readBalance(trx, job.accountId, periodStart);
   return { tenths, remainingTenths: spendableTenths(after) };
 }
@@ -183,13 +211,14 @@ async function* withProgress(
   chunksOfLeads: AsyncGenerator<LeadRecord[]>,
   job: JobContext,
   total: number,
+  signal: AbortSignal,
 ): AsyncGenerator<Record<string, unknown>> {
   let done = 0;
   let reported = 0;
   for await (const leads of chunksOfLeads) {
     for (const lead of leads) yield toLead(lead) as unknown as Record<string, unknown>;
     done += leads.length;
-    job.signal.throwIfAborted();
+    signal.throwIfAborted();
     if (done - reported >= PROGRESS_EVERY) {
       reported = done;
       await job.progress({ phase: "writing", done, total, label: "leads" });

@@ -35,38 +35,6 @@ export async function findSearchPage(
   };
 }
 
-/** Of these leads, the ids the account already received (rows in its lead export history). */
-export async function findReceivedLeadIds(
-  db: DbOrTrx,
-  accountId: number,
-  leadIds: readonly number[],
-): Promise<Set<number>> {
-  if (leadIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom("lead_export_history")
-    .select("lead_id")
-    .where("account_id", "=", accountId)
-    .where("lead_id", "in", [...leadIds])
-    .execute();
-  return new Set(rows.map((r) => r.lead_id));
-}
-
-/** How many of these leads the account already received (one statement, however many ids). */
-export async function countReceivedLeads(
-  db: DbOrTrx,
-  accountId: number,
-  leadIds: readonly number[],
-): Promise<number> {
-  if (leadIds.length === 0) return 0;
-  const { count } = await db
-    .selectFrom("lead_export_history")
-    .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("account_id", "=", accountId)
-    .where(sql<boolean>`lead_id = any(cast(${[...leadIds]} as integer[]))`)
-    .executeTakeFirstOrThrow();
-  return Number(count);
-}
-
 /** Makes the next lock wait of the transaction give up after `ms` (PostgreSQL error 55P03). */
 export async function setLockTimeout(trx: Trx, ms: number): Promise<void> {
   await sql`select set_config('lock_timeout', ${`${Math.round(ms)}ms`}, true)`.execute(trx);

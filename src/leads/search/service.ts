@@ -12,7 +12,6 @@ import type { LeadRecord } from "../lead.js";
 import { recordDeliveredLeads } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
 import {
-  findReceivedLeadIds,
   findSearchPage,
   type SearchPage,
   isLockTimeout,
@@ -128,20 +127,25 @@ export async function searchLeads(db: Db, accountId: number, filters: SearchFilt
   const leads = found.page.map((p) => p.lead);
 
   const charge = await db.transaction().execute(async (trx) => {
+    // Entries first (the sticky rule's arbiter, see recordDeliveredLeads), then the credit lock:
+    // waiting longer than 2 seconds for either answers 429 charge_in_progress.
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
     let periodStart: Date;
+    let newLeads: number;
     try {
+      newLeads = await recordDeliveredLeads(trx, {
+        accountId,
+        method: "api",
+        exportedAt: new Date(),
+        leadIds: leads.map((lead) => lead.id),
+      });
       ({ periodStart } = await lockAccountCredits(trx, accountId));
     } catch (err) {
       if (isLockTimeout(err)) throw chargeInProgress();
       throw err;
     }
-    const received = await findReceivedLeadIds(
-      trx,
-      accountId,
-      leads.map((l) => l.id),
-    );
-    const tenths = leads.filter((l) => !received.has(l.id)).length * LEAD_PRICE_TENTHS;
+    await setLockTimeout(trx, 0);
+    const tenths = newLeads * LEAD_PRICE_TENTHS;
     const paid = await chargeCredits(trx, {
       accountId,
       periodStart,
@@ -154,12 +158,6 @@ export async function searchLeads(db: Db, accountId: number, filters: SearchFilt
         "A concurrent request of this account spent the balance first; nothing was charged.",
       );
     }
-    await recordDeliveredLeads(trx, {
-      accountId,
-      method: "api",
-      exportedAt: new Date(),
-      leadIds: leads.map((lead) => lead.id),
-    });
     const after = await readBalance(trx, accountId, periodStart);
     return { tenths, remaining: spendableTenths(after) };
   });
