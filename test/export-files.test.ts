@@ -397,6 +397,7 @@ describe("writeExportFiles", () => {
       delete: async (key) => {
         deleted.push(key);
       },
+      deletePrefix: async () => undefined,
     };
     for (const fileType of ["csv", "json", "xlsx"] as const) {
       await expect(

@@ -5,7 +5,9 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/http/app.js";
 import { authOf, type AppContext } from "../src/http/context.js";
-import { runLongRunning } from "../src/jobs/index.js";
+import { jsonAnswer, runLongRunning } from "../src/jobs/index.js";
+import { claimRun } from "../src/jobs/repository.js";
+import { storeFinalAnswer } from "../src/jobs/service.js";
 import { sweepJobs } from "../src/jobs/tasks/jobs__sweep.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
@@ -140,6 +142,31 @@ describe("a worker killed mid-job", () => {
     expect(await chargesOf(accountId)).toEqual([{ reference: jobId, amount_tenths: -10 }]);
     const again = await t.request().get(`/api/v1/jobs/${jobId}`).set(auth).expect(200);
     expect(again.body).toEqual(done.body);
+  });
+
+  it("a run taken for dead cannot commit once a later attempt took the job over", async () => {
+    const { auth } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+    // No worker runs here: the job stays queued and the test plays two attempts.
+    const accepted = await t
+      .request()
+      .post("/api/v1/email-schedules/3/trigger")
+      .set(auth)
+      .set("Prefer", "respond-async")
+      .expect(202);
+    const jobId = accepted.body.jobId as string;
+    const first = await claimRun(t.ctx.db, jobId, "worker-1");
+    const second = await claimRun(t.ctx.db, jobId, "worker-2");
+    expect([first?.attempts, second?.attempts]).toEqual([1, 2]);
+    const answerOf = (run: number) =>
+      jsonAnswer(200, {
+        data: { sent: true, leadCount: 1, creditsUsed: 1, recipients: 1, message: `run ${run}` },
+      });
+    const commit = (attempt: number) =>
+      t.ctx.db.transaction().execute((trx) => storeFinalAnswer(trx, second!, answerOf(attempt), attempt));
+    expect(await commit(1)).toBe(false);
+    expect(await commit(2)).toBe(true);
+    const done = await t.request().get(`/api/v1/jobs/${jobId}`).set(auth).expect(200);
+    expect(done.body.data.message).toBe("run 2");
   });
 
   it("a graceful stop hands the running job back to the queue; the next worker finishes it", async () => {

@@ -1,5 +1,6 @@
 import type { Runner } from "graphile-worker";
 import { sql } from "kysely";
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chargeCredits } from "../src/credits/ledger.js";
@@ -521,6 +522,9 @@ describe("POST /leads/export: a worker killed mid-export", () => {
       runner = await startJobRunner(t.ctx);
     }
     expect(await chargeRows(account.accountId)).toEqual([]);
+    // The killed attempt had written its file (it was waiting to charge).
+    const exportsDir = join(t.ctx.config.dataDir, "files", "exports", String(account.accountId));
+    expect(readdirSync(exportsDir)).toEqual([`job-${jobId}-1`]);
 
     // The sweep hands the silent worker's job back; the in-process runner runs it again.
     await t.ctx.db
@@ -547,5 +551,7 @@ describe("POST /leads/export: a worker killed mid-export", () => {
       .where("account_id", "=", account.accountId)
       .execute();
     expect(files).toHaveLength(1);
+    // The retry removed the killed attempt's files; only its own are kept.
+    expect(readdirSync(exportsDir)).toEqual([`job-${jobId}-2`]);
   }, 60_000);
 });

@@ -35,7 +35,8 @@ export interface JobContext {
    * Stores the answer inside the caller's transaction, so that what the job charges and writes
    * commits together with its answer, exactly once: it locks the job row and throws
    * JobNoLongerRunning (rolling the transaction back) when the job already has an answer (timed
-   * out, or finished by an earlier run). After commit, `run` should return the same answer.
+   * out, or finished by an earlier run) or a later attempt took the job over (this run was taken
+   * for dead). After commit, `run` should return the same answer.
    */
   commit(trx: Trx, answer: JobAnswer): Promise<void>;
 }

@@ -257,8 +257,9 @@ export async function storeAnswer(
   id: string,
   answer: JobAnswer,
   lifetimes: AnswerLifetimes,
+  attempt?: number,
 ): Promise<number | undefined> {
-  const row = await trx
+  let query = trx
     .updateTable("jobs")
     .set({
       status: answer.status < 400 ? "completed" : "failed",
@@ -273,9 +274,10 @@ export async function storeAnswer(
       ...(lifetimes.releaseKey ? { idempotency_key: null } : {}),
     })
     .where("id", "=", id)
-    .where("status", "=", "running")
-    .returning("account_id")
-    .executeTakeFirst();
+    .where("status", "=", "running");
+  // A run fenced by its attempt: a later attempt (after this one was taken for dead) wins.
+  if (attempt !== undefined) query = query.where("attempts", "=", attempt);
+  const row = await query.returning("account_id").executeTakeFirst();
   if (!row) return undefined;
   await sql`select pg_notify(${FINISHED_CHANNEL}, ${id})`.execute(trx);
   return row.account_id;

@@ -87,9 +87,16 @@ export async function storeFinalAnswer(
   trx: Trx,
   job: { id: string; kind: string },
   answer: JobAnswer,
+  attempt?: number,
 ): Promise<boolean> {
   const normalised = normaliseAnswer(answer);
-  const accountId = await repo.storeAnswer(trx, job.id, normalised, lifetimesOf(job.kind, normalised));
+  const accountId = await repo.storeAnswer(
+    trx,
+    job.id,
+    normalised,
+    lifetimesOf(job.kind, normalised),
+    attempt,
+  );
   if (accountId === undefined) return false;
   await repo.expireBeyondNewest(trx, accountId, MAX_FINISHED_PER_ACCOUNT);
   return true;

@@ -13,4 +13,6 @@ export interface FileStorage {
   /** The file's size in bytes, or undefined when there is none. */
   size(key: string): Promise<number | undefined>;
   delete(key: string): Promise<void>;
+  /** Removes every file whose key starts with `prefix` (a folder such as `exports/42/abc/`). */
+  deletePrefix(prefix: string): Promise<void>;
 }

@@ -55,4 +55,9 @@ export class LocalDiskStorage implements FileStorage {
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
   }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    if (!prefix.endsWith("/")) throw new Error(`a prefix to delete names a folder: ${prefix}`);
+    await rm(this.pathOf(prefix.slice(0, -1)), { recursive: true, force: true });
+  }
 }

@@ -38,6 +38,8 @@ export interface WriteExportInput {
   date?: Date;
   /** File name prefix; default `leads-main`. */
   namePrefix?: string;
+  /** Groups the files in storage (`exports/<account>/<exportId>/`); default a random UUID. */
+  exportId?: string;
 }
 
 /** The files written for one export, and the answer file. */
@@ -61,8 +63,8 @@ export async function writeExportFiles(
   assertExportFits(format, totalCount);
   const baseName = exportBaseName(input.date ?? new Date(), input.namePrefix);
   const plan = planExport(format, totalCount, baseName);
-  const exportId = randomUUID();
-  const keyOf = (fileName: string) => `exports/${input.accountId}/${exportId}/${fileName}`;
+  const exportId = input.exportId ?? randomUUID();
+  const keyOf = (fileName: string) => `${exportFolder(input.accountId, exportId)}${fileName}`;
   const options = {
     columns: columnsOf(format),
     includeHeaders: format.includeHeaders,
@@ -155,6 +157,11 @@ export function zipAnswerKeyOf(file: { storageKey: string; fileName: string }): 
   const dir = file.storageKey.slice(0, file.storageKey.lastIndexOf("/"));
   const base = file.fileName.replace(/(_part\d+|_total)?\.[a-z]+$/, "");
   return `${dir}/${exportFileName(base, "zip")}`;
+}
+
+/** The storage folder of an export's files. */
+export function exportFolder(accountId: number, exportId: string): string {
+  return `exports/${accountId}/${exportId}/`;
 }
 
 /** Removes stored files (for example when the transaction that records an export fails). */

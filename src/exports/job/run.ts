@@ -15,7 +15,7 @@ import { assertExportFits } from "../files/split.js";
 import { columnsOf } from "../files/columns.js";
 import type { FileFormat } from "../files/format.js";
 import { leadColumnsFor } from "../../leads/fields.js";
-import { deleteExportFiles, writeExportFiles, type WrittenExport } from "../files/store.js";
+import { deleteExportFiles, exportFolder, writeExportFiles, type WrittenExport } from "../files/store.js";
 import type { ExportJobInput } from "./input.js";
 import { parseSearchFilters } from "../../leads/search/filters.js";
 import { toLeadExportLinks } from "./presenter.js";
@@ -49,6 +49,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
 
   const total = selection.leads.length;
   await job.progress({ phase: "writing", done: 0, total, label: "leads" });
+  await removeEarlierAttempts(job);
   const ids = selection.leads.map((l) => l.id);
   const stopWriting = new AbortController();
   const signal = AbortSignal.any([job.signal, stopWriting.signal]);
@@ -57,6 +58,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
     leads: withProgress(streamLeads(job.db, ids, formatColumns(input.format)), job, total, signal),
     totalCount: total,
     format: input.format,
+    exportId: attemptExportId(job.jobId, job.attempt),
   });
   // Awaited in the transaction; a failure before that is handled below.
   writing.catch(() => undefined);
@@ -91,6 +93,22 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
     await deleteExportFiles(job.storage, [written!.answer.storageKey]);
   }
   return answer!;
+}
+
+/** The storage folder name of one attempt of an export job. */
+function attemptExportId(jobId: string, attempt: number): string {
+  return `job-${jobId}-${attempt}`;
+}
+
+/**
+ * Removes the files of earlier attempts of this job: an attempt killed with its worker never
+ * committed (this attempt runs because the job has no answer, and commits are fenced by
+ * attempt), so nothing refers to them.
+ */
+async function removeEarlierAttempts(job: JobContext): Promise<void> {
+  for (let attempt = 1; attempt < job.attempt; attempt += 1) {
+    await job.storage.deletePrefix(exportFolder(job.accountId, attemptExportId(job.jobId, attempt)));
+  }
 }
 
 /** Every stored file of a written export (the answer ZIP included). */

@@ -84,7 +84,8 @@ export function runJobTask(deps: JobTaskDeps): Task {
       signal: controller.signal,
       progress: (update) => repo.updateProgress(deps.db, jobId, update),
       async commit(trx: Trx, answer: JobAnswer) {
-        if (!(await storeFinalAnswer(trx, job, answer))) throw new JobNoLongerRunning(jobId);
+        // Only this attempt may commit: a run taken for dead and retried can no longer answer.
+        if (!(await storeFinalAnswer(trx, job, answer, job.attempts))) throw new JobNoLongerRunning(jobId);
         committed = true;
       },
     };
