@@ -8,7 +8,7 @@ import { text } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../src/http/errors.js";
 import type { ApiLead } from "../src/leads/presenter.js";
-import { MAX_CELL_CHARS, csvCell, safeCellText, xlsxCell } from "../src/exports/files/cells.js";
+import { MAX_CELL_CHARS, plainText, safeCellText, xlsxCellText } from "../src/exports/files/cells.js";
 import { columnsOf } from "../src/exports/files/columns.js";
 import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../src/exports/files/format.js";
 import {
@@ -19,9 +19,10 @@ import {
 } from "../src/exports/files/split.js";
 import { writeExportFiles } from "../src/exports/files/store.js";
 import { createFileWriter } from "../src/exports/files/writer.js";
+import { columnLetters } from "../src/exports/files/xlsx-writer.js";
 import type { FileStorage } from "../src/storage/file-storage.js";
 import { LocalDiskStorage } from "../src/storage/local-disk.js";
-import { readZip, sampleLead, sampleLeads } from "./helpers/export-factories.js";
+import { readZip, rowsOf, sampleLead, sampleLeads } from "./helpers/export-factories.js";
 
 const root = mkdtempSync(join(tmpdir(), "export-files-test-"));
 const storage = new LocalDiskStorage(root);
@@ -55,7 +56,11 @@ async function writeFile(f: FileFormat, leads: Record<string, unknown>[]): Promi
     writer.output.on("end", () => resolve(Buffer.concat(chunks)));
     writer.output.on("error", reject);
   });
-  for (const lead of leads) await writer.write(lead);
+  // In two batches, so a writer is also fed more than once.
+  const rows = rowsOf(leads, f)[0]!;
+  const half = Math.ceil(rows.length / 2);
+  await writer.write(rows.slice(0, half));
+  await writer.write(rows.slice(half));
   await writer.end();
   return collected;
 }
@@ -78,21 +83,19 @@ const parseCsv = (file: Buffer): string[][] => parse(file, { relax_column_count:
 
 describe("cells", () => {
   it.each(["=1+1", "+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tx", "\rx"])("neutralises %j", (value) => {
-    expect(csvCell(value)).toBe(`'${value}`);
-    expect(xlsxCell(value)).toBe(`'${value}`);
+    expect(safeCellText(value)).toBe(`'${value}`);
+    expect(xlsxCellText(value)).toBe(`'${value}`);
   });
 
-  it("leaves ordinary text, numbers and booleans alone and joins lists", () => {
-    expect(csvCell("Acme = best")).toBe("Acme = best");
-    expect(csvCell(-5)).toBe("-5");
-    expect(xlsxCell(-5)).toBe(-5);
-    expect(xlsxCell(true)).toBe(true);
-    expect(csvCell(["a", "b"])).toBe("a; b");
-    expect(csvCell(["=x", "b"])).toBe("'=x; b");
-    expect(csvCell(null)).toBe("");
-    expect(xlsxCell(null)).toBeNull();
-    expect(csvCell({ facebook: "https://f" })).toBe('{"facebook":"https://f"}');
-    expect(xlsxCell("a\u0000b")).toBe("ab");
+  it("leaves ordinary text alone, joins lists and writes objects as JSON", () => {
+    expect(safeCellText("Acme = best")).toBe("Acme = best");
+    expect(plainText(["a", "b"])).toBe("a; b");
+    expect(safeCellText(plainText(["=x", "b"]))).toBe("'=x; b");
+    expect(plainText(null)).toBe("");
+    expect(plainText(-5)).toBe("-5");
+    expect(plainText(new Date("2026-11-01T10:00:00Z"))).toBe("2026-11-01T10:00:00.000Z");
+    expect(plainText({ facebook: "https://f" })).toBe('{"facebook":"https://f"}');
+    expect(xlsxCellText("a\u0000b")).toBe("ab");
   });
 
   it("caps cells at 32,767 characters, never inside a surrogate pair", () => {
@@ -215,6 +218,55 @@ describe("XLSX writer", () => {
   });
 });
 
+describe("XLSX writer details", () => {
+  it("names columns as spreadsheets do", () => {
+    expect([0, 25, 26, 27, 51, 52, 701, 702].map(columnLetters)).toEqual([
+      "A",
+      "Z",
+      "AA",
+      "AB",
+      "AZ",
+      "BA",
+      "ZZ",
+      "AAA",
+    ]);
+  });
+
+  it("keeps CR and white space at either end, types booleans and fills columns past Z", async () => {
+    const f = format({
+      fileType: "xlsx",
+      fieldMappings: [
+        { sourceField: "companyName", exportName: "Company", type: "field" },
+        { sourceField: "isChain", exportName: "Chain", type: "field" },
+        ...Array.from({ length: 26 }, (_, i) => ({
+          sourceField: "",
+          exportName: `S${i}`,
+          type: "spacer" as const,
+        })),
+        { sourceField: "reviewCount", exportName: "Reviews", type: "field" },
+        { sourceField: "city", exportName: "<City & Co>", type: "field" },
+      ],
+    });
+    const file = await writeFile(f, [
+      sampleLead({ companyName: "  a\r\nb  ", isChain: true, reviewCount: 7, city: "x < y & z" }),
+      sampleLead({ companyName: "plain", isChain: false, reviewCount: null, city: null }),
+    ]);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(file as unknown as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    expect(sheet.name).toBe("Leads");
+    expect(sheet.getCell("A2").value).toBe("  a\r\nb  ");
+    expect(sheet.getCell("B2").value).toBe(true);
+    expect(sheet.getCell("B3").value).toBe(false);
+    expect(sheet.getCell("AC1").value).toBe("Reviews");
+    expect(sheet.getCell("AC2").value).toBe(7);
+    expect(sheet.getCell("AC3").value).toBeNull();
+    expect(sheet.getCell("AD1").value).toBe("<City & Co>");
+    expect(sheet.getCell("AD2").value).toBe("x < y & z");
+    expect(sheet.rowCount).toBe(3);
+  });
+});
+
 describe("split planning", () => {
   const names = (f: FileFormat, n: number) =>
     planExport(f, n, "leads-main-2026-11-22").files.map((p) => [p.fileName, p.rows]);
@@ -278,7 +330,7 @@ describe("writeExportFiles", () => {
   it("stores one file and answers it", async () => {
     const written = await writeExportFiles(storage, {
       accountId: 1,
-      leads: sampleLeads(3),
+      rows: rowsOf(sampleLeads(3), format()),
       totalCount: 3,
       format: format(),
       date: new Date("2026-11-22T12:00:00Z"),
@@ -297,13 +349,15 @@ describe("writeExportFiles", () => {
 
   it("splits into parts and _total from an async iterable and answers a ZIP of them", async () => {
     const leads = sampleLeads(25, (i) => ({ companyName: `Lead ${i}` }));
-    async function* stream() {
-      for (const lead of leads) yield lead;
-    }
     const f = format({ splitFiles: true, splitMode: "max_rows", maxRowsPerFile: 10, includeTotal: true });
+    // Batches of 7 rows: they straddle the parts' boundaries.
+    const rows = rowsOf(leads, f)[0]!;
+    async function* stream() {
+      for (let i = 0; i < rows.length; i += 7) yield rows.slice(i, i + 7);
+    }
     const written = await writeExportFiles(storage, {
       accountId: 1,
-      leads: stream(),
+      rows: stream(),
       totalCount: 25,
       format: f,
       date: new Date("2026-11-22T12:00:00Z"),
@@ -338,7 +392,7 @@ describe("writeExportFiles", () => {
     const f = format({ fileType: "xlsx", splitFiles: true, splitMode: "equal_parts", numberOfParts: 2 });
     const written = await writeExportFiles(storage, {
       accountId: 1,
-      leads: sampleLeads(5),
+      rows: rowsOf(sampleLeads(5), f),
       totalCount: 5,
       format: f,
     });
@@ -352,14 +406,14 @@ describe("writeExportFiles", () => {
 
   it("refuses an XLSX file over 20,000 rows before reading any lead", async () => {
     let read = 0;
-    function* leads() {
+    function* rows() {
       read += 1;
-      yield sampleLead();
+      yield rowsOf([sampleLead()])[0]!;
     }
     await expect(
       writeExportFiles(storage, {
         accountId: 2,
-        leads: leads(),
+        rows: rows(),
         totalCount: 20_001,
         format: format({ fileType: "xlsx" }),
       }),
@@ -370,10 +424,20 @@ describe("writeExportFiles", () => {
   it("fails and removes what it wrote when the leads do not match the announced count", async () => {
     const accountRoot = join(root, "exports", "3");
     await expect(
-      writeExportFiles(storage, { accountId: 3, leads: sampleLeads(2), totalCount: 3, format: format() }),
+      writeExportFiles(storage, {
+        accountId: 3,
+        rows: rowsOf(sampleLeads(2)),
+        totalCount: 3,
+        format: format(),
+      }),
     ).rejects.toThrow(/announced/);
     await expect(
-      writeExportFiles(storage, { accountId: 3, leads: sampleLeads(4), totalCount: 3, format: format() }),
+      writeExportFiles(storage, {
+        accountId: 3,
+        rows: rowsOf(sampleLeads(4)),
+        totalCount: 3,
+        format: format(),
+      }),
     ).rejects.toThrow(/announced/);
     const leftover = readdirSync(accountRoot, { recursive: true, withFileTypes: true }).filter((e) =>
       e.isFile(),
@@ -403,7 +467,7 @@ describe("writeExportFiles", () => {
       await expect(
         writeExportFiles(failing, {
           accountId: 4,
-          leads: sampleLeads(2_000),
+          rows: rowsOf(sampleLeads(2_000), format({ fileType })),
           totalCount: 2_000,
           format: format({ fileType }),
         }),

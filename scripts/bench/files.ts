@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
-import { DEFAULT_COLUMNS, defaultFileFormat } from "../../src/exports/files/format.js";
+import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/exports/files/columns.js";
+import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../../src/exports/files/format.js";
 import { writeExportFiles } from "../../src/exports/files/store.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 
@@ -81,6 +82,21 @@ async function bareXlsx(dir: string): Promise<number> {
   return statSync(path).size;
 }
 
+/** The leads as the writers take them: export rows of the format, in batches of 1,000. */
+function* rowBatches(format: FileFormat): Generator<ExportRow[]> {
+  const columns = columnsOf(format);
+  const encoding = encodingOf(format.fileType);
+  let batch: ExportRow[] = [];
+  for (const l of leads()) {
+    batch.push(exportRowOf(l, columns, encoding));
+    if (batch.length === 1_000) {
+      yield batch;
+      batch = [];
+    }
+  }
+  if (batch.length > 0) yield batch;
+}
+
 /**
  * The service's writers through writeExportFiles into local-disk storage. XLSX holds 20,000 rows
  * per file, so the XLSX export uses the split the document prescribes (max_rows 20,000): five
@@ -88,15 +104,16 @@ async function bareXlsx(dir: string): Promise<number> {
  */
 async function service(dir: string, fileType: "csv" | "xlsx"): Promise<number> {
   const storage = new LocalDiskStorage(dir);
-  const format = defaultFileFormat(fileType);
+  const plain = defaultFileFormat(fileType);
+  const format: FileFormat =
+    fileType === "xlsx"
+      ? { ...plain, splitFiles: true, splitMode: "max_rows", maxRowsPerFile: 20_000 }
+      : plain;
   const written = await writeExportFiles(storage, {
     accountId: 1,
-    leads: leads(),
+    rows: rowBatches(format),
     totalCount: ROWS,
-    format:
-      fileType === "xlsx"
-        ? { ...format, splitFiles: true, splitMode: "max_rows", maxRowsPerFile: 20_000 }
-        : format,
+    format,
   });
   return (await storage.size(written.answer.storageKey)) ?? 0;
 }

@@ -1,5 +1,6 @@
-import { Kysely, Migrator, PostgresDialect, type Transaction } from "kysely";
+import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder, type Transaction } from "kysely";
 import pg from "pg";
+import { to as copyTo } from "pg-copy-streams";
 import { migrations } from "./migrations/index.js";
 import type { Database } from "./schema.js";
 
@@ -28,12 +29,65 @@ export function prepared<Q extends { sql: string }>(query: Q): Q {
   return query;
 }
 
-/** Makes a pool client run the SQL texts registered with `prepared` as named statements. */
-function namePreparedStatements(client: pg.PoolClient): void {
+/** The start of a SQL text whose rows come back as arrays of unparsed text (see textRows). */
+const TEXT_ROWS_MARK = "/* text rows */ ";
+/** Type parsers that keep every value as the text PostgreSQL sent. */
+const UNPARSED = { getTypeParser: () => (value: string) => value };
+
+/**
+ * A query whose rows come back as arrays of the values' text as PostgreSQL sent it (null for
+ * NULL), in select-list order: no per-field parsing and no row objects, for reading many rows
+ * whose values the SQL already formats. Run it with `.execute(db)` like any other query; its
+ * `rows` are `(string | null)[]`.
+ */
+export function textRows(query: RawBuilder<unknown>): RawBuilder<(string | null)[]> {
+  return sql<(string | null)[]>`${sql.raw(TEXT_ROWS_MARK)}${query}`;
+}
+
+/** The start of a SQL text run as `COPY (...) TO STDOUT` in CSV (see csvCopy). */
+const CSV_COPY_MARK = "/* csv copy */ ";
+
+/**
+ * A query whose rows come back as CSV rendered by PostgreSQL (`COPY (query) TO STDOUT WITH
+ * (FORMAT csv)`: comma, `"` quoting of values holding a comma, quote, CR or LF, LF after each row,
+ * NULL as an empty field): one row holding one Buffer. COPY takes no bind parameters, so every
+ * value in `query` must be a literal (`sql.lit`); a parameter makes it fail.
+ */
+export function csvCopy(query: RawBuilder<unknown>): RawBuilder<[Buffer]> {
+  return sql<[Buffer]>`${sql.raw(CSV_COPY_MARK)}${query}`;
+}
+
+/** Runs a csvCopy query on a client and collects its output. */
+async function runCsvCopy(
+  query: (submittable: ReturnType<typeof copyTo>) => unknown,
+  text: string,
+  values: unknown,
+): Promise<{ command: string; rowCount: number; rows: [Buffer][] }> {
+  if (Array.isArray(values) && values.length > 0) {
+    throw new Error("a csvCopy query takes no parameters (use sql.lit)");
+  }
+  const stream = copyTo(`copy (${text.slice(CSV_COPY_MARK.length)}) to stdout with (format csv)`);
+  query(stream);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return { command: "COPY", rowCount: stream.rowCount, rows: [[Buffer.concat(chunks)]] };
+}
+
+/**
+ * Makes a pool client run the SQL texts registered with `prepared` as named statements,
+ * `textRows` queries in array row mode without type parsing, and `csvCopy` queries as COPY.
+ */
+function adaptQueries(client: pg.PoolClient): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   client.query = ((text: unknown, ...rest: unknown[]) => {
-    const name = typeof text === "string" ? preparedStatements.get(text) : undefined;
-    return name ? query({ name, text, values: rest[0] }, ...rest.slice(1)) : query(text, ...rest);
+    if (typeof text !== "string") return query(text, ...rest);
+    const name = preparedStatements.get(text);
+    if (name) return query({ name, text, values: rest[0] }, ...rest.slice(1));
+    if (text.startsWith(TEXT_ROWS_MARK)) {
+      return query({ text, values: rest[0], rowMode: "array", types: UNPARSED }, ...rest.slice(1));
+    }
+    if (text.startsWith(CSV_COPY_MARK)) return runCsvCopy(query, text, rest[0]);
+    return query(text, ...rest);
   }) as typeof client.query;
 }
 
@@ -44,7 +98,7 @@ export function createDatabase(connectionString: string, max = 20): { db: Db; po
   // down) emits an error; the pool replaces it on next use, so these are not process failures.
   pool.on("error", () => {});
   pool.on("connect", (client) => client.on("error", () => {}));
-  pool.on("connect", namePreparedStatements);
+  pool.on("connect", adaptQueries);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
 }

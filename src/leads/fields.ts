@@ -1,5 +1,13 @@
 import type { LeadsTable } from "../db/schema/leads.js";
 
+/**
+ * What kind of value a field holds in the API's Lead: `list` is an array of strings (nullable only
+ * for `aiCategoryEstimation`), `timestamp` an ISO 8601 date-time, `date` a `YYYY-MM-DD` date,
+ * `object` a JSON object of strings.
+ */
+export type LeadFieldType =
+  "integer" | "number" | "boolean" | "text" | "list" | "timestamp" | "date" | "object";
+
 /** A lead field as clients name it. */
 export interface LeadField {
   /** The API's camelCase name. */
@@ -8,6 +16,7 @@ export interface LeadField {
   alias: string;
   /** The column it is read from; null for fields derived from others. */
   column: keyof LeadsTable | null;
+  type: LeadFieldType;
   /** Single-valued fields can be sorted on. */
   sortable: boolean;
 }
@@ -16,11 +25,13 @@ const f = (
   name: string,
   alias: string,
   column: keyof LeadsTable | null,
-  sortable = column !== null,
+  type: LeadFieldType = "text",
+  sortable = column !== null && type !== "list" && type !== "object",
 ): LeadField => ({
   name,
   alias,
   column,
+  type,
   sortable,
 });
 
@@ -29,9 +40,9 @@ const f = (
  * `website` is the registered URL or, without one, the crawled URL; `address` is the street line.
  */
 export const LEAD_FIELDS: readonly LeadField[] = [
-  f("id", "wId", "id"),
+  f("id", "wId", "id", "integer"),
   f("companyName", "wCompanyName", "company_name"),
-  f("website", "wWebsite", null, false),
+  f("website", "wWebsite", null),
   f("registeredUrl", "wRegisteredUrl", "registered_url"),
   f("crawledUrl", "wCrawledUrl", "crawled_url"),
   f("email", "wEmailPrimary", "email"),
@@ -44,7 +55,7 @@ export const LEAD_FIELDS: readonly LeadField[] = [
   f("emailTier6", "wEmailTier6", "email_tier6"),
   f("phone", "wPhonePrimary", "phone"),
   f("phoneSecondary", "wPhoneSecondary", "phone_secondary"),
-  f("phoneTotal", "wPhoneTotal", null, false),
+  f("phoneTotal", "wPhoneTotal", null, "integer"),
   f("address", "wAddress", "street"),
   f("street", "wStreet", "street"),
   f("city", "wCity", "city"),
@@ -54,48 +65,26 @@ export const LEAD_FIELDS: readonly LeadField[] = [
   f("category", "wCategory", "category"),
   f("description", "wDescription", "description"),
   f("longDescription", "wLongDescription", "long_description"),
-  f("aiCategoryEstimation", "wAiCategoryEstimation", "ai_category_estimation", false),
-  f("stars", "wStars", "stars"),
-  f("reviewCount", "wReviewCount", "review_count"),
-  f("websiteSchemaTypes", "wWebsiteSchemaTypes", "website_schema_types", false),
-  f("lastBuyingSignal", "wLastBuyingSignal", "last_buying_signal"),
-  f("buyingSignalType", "wBuyingSignalType", "buying_signal_type", false),
-  f("lastUpdated", "wLastUpdated", "last_updated"),
-  f("employees", "wEmployees", "employees"),
-  f("foundedDate", "wFoundedDate", "founded_date"),
-  f("numberOfLocations", "wNumberOfLocations", "number_of_locations"),
-  f("isChain", "wIsChain", "is_chain"),
+  f("aiCategoryEstimation", "wAiCategoryEstimation", "ai_category_estimation", "list"),
+  f("stars", "wStars", "stars", "number"),
+  f("reviewCount", "wReviewCount", "review_count", "integer"),
+  f("websiteSchemaTypes", "wWebsiteSchemaTypes", "website_schema_types", "list"),
+  f("lastBuyingSignal", "wLastBuyingSignal", "last_buying_signal", "timestamp"),
+  f("buyingSignalType", "wBuyingSignalType", "buying_signal_type", "list"),
+  f("lastUpdated", "wLastUpdated", "last_updated", "timestamp"),
+  f("employees", "wEmployees", "employees", "integer"),
+  f("foundedDate", "wFoundedDate", "founded_date", "date"),
+  f("numberOfLocations", "wNumberOfLocations", "number_of_locations", "integer"),
+  f("isChain", "wIsChain", "is_chain", "boolean"),
   f("priceRange", "wPriceRange", "price_range"),
   f("legalName", "wLegalName", "legal_name"),
   f("naicsCode", "wNaicsCode", "naics_code"),
-  f("founders", "wFounders", "founders", false),
+  f("founders", "wFounders", "founders", "list"),
   f("openingHours", "wOpeningHours", "opening_hours"),
-  f("socialProfiles", "wSocialProfiles", "social_profiles", false),
-  f("webTechnologies", "wWebTechnologies", "web_technologies", false),
-  f("databaseType", "wDatabaseType", null, false),
+  f("socialProfiles", "wSocialProfiles", "social_profiles", "object"),
+  f("webTechnologies", "wWebTechnologies", "web_technologies", "list"),
+  f("databaseType", "wDatabaseType", null),
 ];
-
-/** The columns a derived field is computed from (see toLead). */
-const DERIVED_FROM: Readonly<Record<string, readonly (keyof LeadsTable)[]>> = {
-  website: ["registered_url", "crawled_url"],
-  phoneTotal: ["phone", "phone_secondary"],
-  databaseType: [],
-};
-
-/**
- * The columns the given fields (camelCase names) are read or computed from, plus `id`: what a
- * reader needs to give those fields their true values.
- */
-export function leadColumnsFor(fieldNames: Iterable<string>): Set<keyof LeadsTable> {
-  const columns = new Set<keyof LeadsTable>(["id"]);
-  for (const name of fieldNames) {
-    const field = resolveLeadField(name);
-    if (!field) continue;
-    if (field.column) columns.add(field.column);
-    for (const column of DERIVED_FROM[field.name] ?? []) columns.add(column);
-  }
-  return columns;
-}
 
 const byName = new Map<string, LeadField>();
 for (const field of LEAD_FIELDS) {

@@ -3,6 +3,7 @@ import type { Db } from "../../src/db/database.js";
 import { createExportFormat, type NewFormatInput } from "../../src/export-formats/service.js";
 import type { ExportMethod } from "../../src/export-history/entry.js";
 import { exportLeadsToFiles } from "../../src/export-history/service.js";
+import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/exports/files/columns.js";
 import { defaultFileFormat, type FileFormat } from "../../src/exports/files/format.js";
 import type { FileStorage } from "../../src/storage/file-storage.js";
 
@@ -65,6 +66,16 @@ export function sampleLeads(count: number, overrides: (i: number) => Record<stri
   return Array.from({ length: count }, (_, i) => sampleLead(overrides(i)));
 }
 
+/** Leads (in the API's shape) as one batch of export rows of the format (default: the built-in one). */
+export function rowsOf(
+  leads: readonly Record<string, unknown>[],
+  format: FileFormat = defaultFileFormat(),
+): ExportRow[][] {
+  const columns = columnsOf(format);
+  const encoding = encodingOf(format.fileType);
+  return [leads.map((lead) => exportRowOf(lead, columns, encoding))];
+}
+
 /** A valid create body; any field can be overridden. */
 export function formatBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -91,11 +102,12 @@ export async function buildExport(
   leads: Record<string, unknown>[],
   options: { format?: FileFormat; method?: ExportMethod; date?: Date } = {},
 ) {
+  const format = options.format ?? defaultFileFormat();
   return exportLeadsToFiles(deps, {
     accountId,
-    leads,
+    rows: rowsOf(leads, format),
     totalCount: leads.length,
-    format: options.format ?? defaultFileFormat(),
+    format,
     method: options.method ?? "api",
     date: options.date,
   });

@@ -23,8 +23,11 @@ export function safeCellText(text: string): string {
   return safe.slice(0, cut);
 }
 
-/** A lead value as plain text: lists joined with `; `, objects as JSON, dates as ISO 8601. */
-function plainText(value: unknown): string {
+/**
+ * A lead value as plain text (the `text` cell encoding): lists joined with `; `, objects as JSON,
+ * dates as ISO 8601.
+ */
+export function plainText(value: unknown): string {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
   if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint")
@@ -34,24 +37,16 @@ function plainText(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** The text of a CSV cell (a number is written as is: `-5` is a number, not a formula). */
-export function csvCell(value: unknown): string {
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return safeCellText(plainText(value));
+/** A CSV field that must be quoted: it holds a comma, a quote, CR or LF. */
+const NEEDS_QUOTES = /[",\r\n]/;
+const QUOTES = /"/g;
+
+/** One CSV field (RFC 4180): quoted, with quotes doubled, when it holds `,`, `"`, CR or LF. */
+export function csvField(text: string): string {
+  return NEEDS_QUOTES.test(text) ? `"${text.replace(QUOTES, '""')}"` : text;
 }
 
-/** The value of an XLSX cell: numbers and booleans stay typed, everything else is safe text. */
-export function xlsxCell(value: unknown): string | number | boolean | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value === "boolean") return value;
-  const text = safeCellText(plainText(value).replace(XML_INVALID, ""));
-  return text === "" ? null : text;
-}
-
-/** The value of a JSON file: the lead's own JSON value (dates as ISO 8601). */
-export function jsonValue(value: unknown): unknown {
-  if (value === undefined) return null;
-  if (value instanceof Date) return value.toISOString();
-  return value;
+/** A text cell of an XLSX file: characters XML cannot hold removed, then made safe. */
+export function xlsxCellText(text: string): string {
+  return safeCellText(text.replace(XML_INVALID, ""));
 }

@@ -1,27 +1,73 @@
-import { resolveLeadField } from "../../leads/fields.js";
-import type { FileFormat } from "./format.js";
+import { resolveLeadField, type LeadField } from "../../leads/fields.js";
+import { plainText } from "./cells.js";
+import type { ExportFileType, FileFormat } from "./format.js";
 
-/** One column of a file: its header and the lead field it reads (null for a spacer). */
+/** How the writers treat a column's values: numbers and booleans stay typed (never neutralised). */
+export type ColumnKind = "number" | "boolean" | "text";
+
+/** One column of a file: its header, the lead field it reads (null for a spacer) and its kind. */
 export interface Column {
   header: string;
-  field: string | null;
+  field: LeadField | null;
+  kind: ColumnKind;
 }
-
-/** A lead as the writers read it: the API's camelCase Lead shape (any object keyed by field names). */
-export type ExportLead = Readonly<Record<string, unknown>>;
 
 /**
- * The columns of a format, in order. Aliases (`wCompanyName`) resolve to the camelCase field; a
- * name that no longer resolves (never accepted on save) gives an empty column.
+ * How the values of an export row are encoded:
+ * - `text` (CSV, XLSX): the value as plain text (lists joined with `; `, timestamps ISO 8601,
+ *   objects as JSON text, numbers and booleans as their literal);
+ * - `json` (JSON files): the value as JSON text (lists stay arrays).
  */
-export function columnsOf(format: FileFormat): Column[] {
-  return format.fieldMappings.map((mapping) => ({
-    header: mapping.exportName,
-    field: mapping.type === "spacer" ? null : (resolveLeadField(mapping.sourceField)?.name ?? null),
-  }));
+export type CellEncoding = "text" | "json";
+
+/**
+ * One lead as the writers take it: one encoded value per column, in column order; null for a
+ * spacer or a missing value. The export reads these straight from the database
+ * (src/exports/job/cell-sql.ts); `exportRowOf` builds them from a Lead object.
+ */
+export type ExportRow = readonly (string | null)[];
+
+/** The encoding a file type's writer reads. */
+export function encodingOf(fileType: ExportFileType): CellEncoding {
+  return fileType === "json" ? "json" : "text";
 }
 
-/** The value of one column of a lead (undefined for a spacer or a missing field). */
-export function valueOf(lead: ExportLead, column: Column): unknown {
-  return column.field === null ? undefined : lead[column.field];
+function kindOf(field: LeadField | null): ColumnKind {
+  switch (field?.type) {
+    case "integer":
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    default:
+      return "text";
+  }
+}
+
+/**
+ * The columns of a format, in order. Aliases (`wCompanyName`) resolve to the field; a name that no
+ * longer resolves (never accepted on save) gives an empty column.
+ */
+export function columnsOf(format: FileFormat): Column[] {
+  return format.fieldMappings.map((mapping) => {
+    const field = mapping.type === "spacer" ? null : (resolveLeadField(mapping.sourceField) ?? null);
+    return { header: mapping.exportName, field, kind: kindOf(field) };
+  });
+}
+
+/**
+ * The export row of a lead in the API's Lead shape (any object keyed by camelCase field names):
+ * the same encoding the database produces for a stored lead.
+ */
+export function exportRowOf(
+  lead: Readonly<Record<string, unknown>>,
+  columns: readonly Column[],
+  encoding: CellEncoding,
+): ExportRow {
+  return columns.map((column) => {
+    const value = column.field ? lead[column.field.name] : undefined;
+    if (value === null || value === undefined) return null;
+    if (encoding === "text") return plainText(value);
+    return JSON.stringify(value instanceof Date ? value.toISOString() : value);
+  });
 }

@@ -1,34 +1,54 @@
 import { PassThrough } from "node:stream";
-import { jsonValue } from "./cells.js";
-import { valueOf, type ExportLead } from "./columns.js";
-import { drained, type FileWriter, type WriterOptions } from "./writer.js";
+import { drained, rowsIn, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
+
+/** Text collected before it is handed to the stream (fewer, larger chunks). */
+const FLUSH_CHARS = 64 * 1024;
 
 /**
- * A JSON writer: an array of objects keyed by the export names, written one lead at a time. Values
- * keep their JSON types (lists stay arrays); a spacer is `""`; when two columns share a name the
- * first one keeps it. Headers and `startRow` do not apply.
+ * A JSON writer of `json`-encoded rows: an array of objects keyed by the export names, one lead
+ * per line. Values keep their JSON types (lists stay arrays; a missing value is `null`); a spacer
+ * is `""`; when two columns share a name the first one keeps it. Headers and `startRow` do not
+ * apply.
  */
 export function createJsonWriter({ columns }: WriterOptions): FileWriter {
   const output = new PassThrough();
+  // Each written column: its `"name":` prefix and whether it is a spacer.
+  const seen = new Set<string>();
+  const keys: { index: number; prefix: string; spacer: boolean }[] = [];
+  columns.forEach((column, index) => {
+    if (seen.has(column.header)) return;
+    seen.add(column.header);
+    keys.push({ index, prefix: `${JSON.stringify(column.header)}:`, spacer: column.field === null });
+  });
   let count = 0;
+  let pending = "";
 
-  const put = async (text: string): Promise<void> => {
-    if (!output.write(text)) await drained(output);
+  const flush = async (): Promise<void> => {
+    if (pending === "") return;
+    const chunk = Buffer.from(pending, "utf8");
+    pending = "";
+    if (!output.write(chunk)) await drained(output);
   };
 
   return {
     output,
-    async write(lead: ExportLead) {
-      const row: Record<string, unknown> = {};
-      for (const column of columns) {
-        if (Object.hasOwn(row, column.header)) continue;
-        row[column.header] = column.field === null ? "" : jsonValue(valueOf(lead, column));
+    async write(batch: RowBatch) {
+      const rows = rowsIn(batch);
+      for (const row of rows) {
+        let object = "{";
+        for (let k = 0; k < keys.length; k += 1) {
+          const { index, prefix, spacer } = keys[k]!;
+          object += (k === 0 ? "" : ",") + prefix + (spacer ? '""' : (row[index] ?? "null"));
+        }
+        pending += (count === 0 ? "[\n" : ",\n") + object + "}";
+        count += 1;
+        if (pending.length >= FLUSH_CHARS) await flush();
       }
-      await put((count === 0 ? "[\n" : ",\n") + JSON.stringify(row));
-      count += 1;
     },
     async end() {
-      output.end(count === 0 ? "[]\n" : "\n]\n");
+      pending += count === 0 ? "[]\n" : "\n]\n";
+      await flush();
+      output.end();
     },
   };
 }

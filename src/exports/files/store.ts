@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import type { FileStorage } from "../../storage/file-storage.js";
-import { columnsOf, type ExportLead } from "./columns.js";
+import { columnsOf } from "./columns.js";
 import { CONTENT_TYPES, type FileFormat } from "./format.js";
 import { assertExportFits, exportBaseName, exportFileName, planExport, type PlannedFile } from "./split.js";
-import { createFileWriter, type FileWriter } from "./writer.js";
+import { createFileWriter, type FileWriter, type RowBatch } from "./writer.js";
 import { zipStoredFiles } from "./zip.js";
 
 /** A file of an export, written to storage. */
@@ -29,8 +29,12 @@ export interface ExportAnswerFile {
 /** What an export writes. */
 export interface WriteExportInput {
   accountId: number;
-  /** The leads in file order, in the API's Lead shape; exactly `totalCount` of them. */
-  leads: AsyncIterable<ExportLead> | Iterable<ExportLead>;
+  /**
+   * The leads in file order, in batches of any size: exactly `totalCount` rows in the encoding of
+   * the format's file type (`encodingOf`), one value per column of `columnsOf(format)`, or for a
+   * CSV file their finished lines.
+   */
+  rows: AsyncIterable<RowBatch> | Iterable<RowBatch>;
   totalCount: number;
   /** `toFileFormat(...)` of the saved format, or `defaultFileFormat()`. */
   format: FileFormat;
@@ -52,7 +56,7 @@ export interface WrittenExport {
 
 /**
  * Writes the export's files to storage as streams (parts, then `_total`; a ZIP of them when there
- * are several), reading `leads` once. Throws 400 `export_too_large` before writing anything when an
+ * are several), reading `rows` once. Throws 400 `export_too_large` before writing anything when an
  * XLSX file would exceed 20,000 rows. On any failure the files written so far are removed.
  */
 export async function writeExportFiles(
@@ -89,24 +93,23 @@ export async function writeExportFiles(
   };
 
   const opened: OpenFile[] = [];
-  const iterator = toIterator(input.leads);
+  const source = new RowSource(input.rows);
   try {
     const total = plan.total ? open(plan.total) : null;
     if (total) opened.push(total);
-    let seen = 0;
     for (const part of plan.parts) {
       const current = open(part);
       opened.push(current);
-      for (let i = 0; i < part.rows; i += 1) {
-        const next = await iterator.next();
-        if (next.done) throw new Error(`the export has ${seen} leads, ${totalCount} were announced`);
-        seen += 1;
-        await current.writer.write(next.value);
-        if (total) await total.writer.write(next.value);
+      for (let left = part.rows; left > 0;) {
+        const rows = await source.take(left);
+        if (!rows) throw new Error(`the export has ${source.taken} leads, ${totalCount} were announced`);
+        left -= rows.length;
+        await current.writer.write(rows);
+        if (total) await total.writer.write(rows);
       }
       await close(current);
     }
-    if (!(await iterator.next()).done)
+    if (!(await source.exhausted()))
       throw new Error(`the export has more than the ${totalCount} leads announced`);
     if (total) await close(total);
 
@@ -138,7 +141,7 @@ export async function writeExportFiles(
       answer: { contentType: CONTENT_TYPES.zip, fileName: zipName, storageKey: zipKey, temporary: true },
     };
   } catch (err) {
-    await Promise.resolve(iterator.return?.()).catch(() => undefined);
+    await source.close();
     for (const file of opened) file.writer.output.destroy();
     await Promise.allSettled(opened.map((file) => file.stored));
     await deleteExportFiles(
@@ -177,6 +180,46 @@ interface OpenFile {
   stored: Promise<{ size: number }>;
 }
 
-function toIterator<T>(source: AsyncIterable<T> | Iterable<T>): AsyncIterator<T> | Iterator<T> {
-  return Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+/** Hands out the leads of batches in pieces of at most a given size. */
+class RowSource {
+  private readonly iterator: AsyncIterator<RowBatch> | Iterator<RowBatch>;
+  private batch: RowBatch = [];
+  private at = 0;
+  /** Rows handed out so far. */
+  taken = 0;
+
+  constructor(rows: AsyncIterable<RowBatch> | Iterable<RowBatch>) {
+    this.iterator = Symbol.asyncIterator in rows ? rows[Symbol.asyncIterator]() : rows[Symbol.iterator]();
+  }
+
+  /** The next 1 to `most` rows, or null when there are no more. */
+  async take(most: number): Promise<RowBatch | null> {
+    if (!(await this.fill())) return null;
+    const end = Math.min(this.batch.length, this.at + most);
+    const rows = this.at === 0 && end === this.batch.length ? this.batch : this.batch.slice(this.at, end);
+    this.at = end;
+    this.taken += rows.length;
+    return rows;
+  }
+
+  /** Whether every row was handed out (reads ahead by one batch to know). */
+  async exhausted(): Promise<boolean> {
+    return !(await this.fill());
+  }
+
+  /** Stops the source early (a generator's finally blocks run). */
+  async close(): Promise<void> {
+    await Promise.resolve(this.iterator.return?.()).catch(() => undefined);
+  }
+
+  /** Makes sure a row is waiting; false when the batches are over. */
+  private async fill(): Promise<boolean> {
+    while (this.at >= this.batch.length) {
+      const next = await this.iterator.next();
+      if (next.done) return false;
+      this.batch = next.value;
+      this.at = 0;
+    }
+    return true;
+  }
 }

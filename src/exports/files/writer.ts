@@ -1,5 +1,6 @@
 import type { Readable, Writable } from "node:stream";
-import type { Column, ExportLead } from "./columns.js";
+import type { Column, ExportRow } from "./columns.js";
+import { CsvLines } from "./csv-lines.js";
 import { createCsvWriter } from "./csv-writer.js";
 import type { ExportFileType } from "./format.js";
 import { createJsonWriter } from "./json-writer.js";
@@ -15,14 +16,26 @@ export interface WriterOptions {
 }
 
 /**
- * A streaming writer of one file: `write` each lead (awaiting it keeps memory flat: it waits while
- * the consumer of `output` is behind), then `end`. Read `output` (for example with
- * `FileStorage.put`) while writing.
+ * Some leads in file order: their rows in the encoding of the file type (`encodingOf`), or for a
+ * CSV file their finished lines (CsvLines).
+ */
+export type RowBatch = readonly ExportRow[] | CsvLines;
+
+/**
+ * A streaming writer of one file: `write` the leads in order, a batch at a time (awaiting it keeps
+ * memory flat: it waits while the consumer of `output` is behind), then `end`. Read `output` (for
+ * example with `FileStorage.put`) while writing.
  */
 export interface FileWriter {
   readonly output: Readable;
-  write(lead: ExportLead): Promise<void>;
+  write(batch: RowBatch): Promise<void>;
   end(): Promise<void>;
+}
+
+/** The rows of a batch, for writers that take rows only (JSON, XLSX). */
+export function rowsIn(batch: RowBatch): readonly ExportRow[] {
+  if (batch instanceof CsvLines) throw new Error("finished CSV lines can only be written to a CSV file");
+  return batch;
 }
 
 /** A writer for the file type. */

@@ -10,6 +10,11 @@ const archiver = createRequire(import.meta.url)("archiver") as (
   options: ZipOptions,
 ) => Archiver;
 
+/** A streaming ZIP archive; members are deflated at `level` (0-9) unless appended with `store`. */
+export function createZip(level = 6): Archiver {
+  return archiver("zip", { zlib: { level } });
+}
+
 /** A stored file to put in a ZIP under `name`. */
 export interface ZipMember {
   name: string;
@@ -21,7 +26,7 @@ export interface ZipMember {
  * it. XLSX members (already compressed) are stored, others deflated.
  */
 export function zipStoredFiles(storage: FileStorage, members: ZipMember[]): Readable {
-  const archive = archiver("zip", { zlib: { level: 6 } });
+  const archive = createZip();
   void (async () => {
     try {
       for (const member of members) {

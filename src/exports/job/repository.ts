@@ -1,17 +1,27 @@
 import { sql, type RawBuilder } from "kysely";
-import type { DbOrTrx, Trx } from "../../db/database.js";
-import type { LeadRecord } from "../../leads/lead.js";
-import { LEAD_RECORD_COLUMNS, leadRecordFromRow } from "../../leads/repository.js";
+import { csvCopy, textRows, type DbOrTrx, type Trx } from "../../db/database.js";
+import { encodingOf, type CellEncoding, type Column, type ExportRow } from "../files/columns.js";
+import { csvLinesFromCopy, type CsvLines } from "../files/csv-lines.js";
+import type { ExportFileType } from "../files/format.js";
+import type { RowBatch } from "../files/writer.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
 import { searchCondition, sortColumn } from "../../leads/search/query.js";
 import type { Candidate } from "./selection.js";
+import { cellSql } from "./cell-sql.js";
 
 /** Candidates fetched per round trip. */
-const CANDIDATE_BATCH = 5_000;
+const CANDIDATE_BATCH = 20_000;
+/**
+ * Sort memory of the candidate query: 200,000 candidates (an export and its reservoir overflow)
+ * sort in memory instead of in temporary files.
+ */
+const CANDIDATE_SORT_MEMORY = "64MB";
 /** Ids per statement when reading or writing many leads. */
 export const ID_CHUNK = 1_000;
-/** Leads read per statement while writing the files and recording them. */
+/** Leads read per statement while writing the files. */
 export const LEAD_CHUNK = 1_000;
+/** Batches of leads being read while one is written (each on its own pooled connection). */
+const READ_AHEAD = 1;
 
 /** Splits a list into chunks of `size`. */
 export function chunks<T>(items: readonly T[], size = ID_CHUNK): T[][] {
@@ -28,6 +38,8 @@ export interface CandidateQuery {
   newFirst: boolean;
   /** Only leads the account already received (`maxCredits: 0`). */
   onlyReceived: boolean;
+  /** Read the leads' URLs too (to check them against a blacklist). */
+  withUrls: boolean;
 }
 
 /** Reservoir leads first, then (when asked) new before received, then the sort, the id breaking ties. */
@@ -39,16 +51,17 @@ function candidateOrder(query: CandidateQuery): RawBuilder<unknown> {
 
 /**
  * Every lead matching the export's filters, in export order, with whether the account received it
- * and whether it is in the account's lead reservoir, read through a cursor in batches (memory
- * stays flat however many leads match). Needs a transaction (the cursor lives in it) and must be
- * its last use of the name `export_candidates`; stop iterating early when enough leads were taken.
+ * and whether it is in the account's lead reservoir (and its URLs when asked), read through a
+ * cursor in batches (memory stays flat however many leads match). Needs a transaction (the cursor
+ * lives in it) and must be its last use of the name `export_candidates`; stop iterating early
+ * when enough leads were taken.
  */
-export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate> {
-  const received = sql`(h.lead_id is not null)`;
+export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate[]> {
+  const urls = query.withUrls ? sql`leads.registered_url, leads.crawled_url` : sql`null, null`;
+  await sql`select set_config('work_mem', ${CANDIDATE_SORT_MEMORY}, true)`.execute(trx);
   await sql`
     declare export_candidates no scroll cursor for
-    select leads.id, ${received} as received, (r.lead_id is not null) as reserved,
-      leads.registered_url, leads.crawled_url
+    select leads.id, (h.lead_id is not null) as received, (r.lead_id is not null) as reserved, ${urls}
     from leads
     left join lead_export_history h on h.account_id = ${query.accountId} and h.lead_id = leads.id
     left join lead_reservoir r
@@ -57,70 +70,107 @@ export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncG
     order by ${candidateOrder(query)}`.execute(trx);
   // The cursor closes with the transaction, also when the caller stops early.
   for (;;) {
-    const { rows } = await sql<{
-      id: number;
-      received: boolean;
-      reserved: boolean;
-      registered_url: string | null;
-      crawled_url: string | null;
-    }>`fetch forward ${sql.lit(CANDIDATE_BATCH)} from export_candidates`.execute(trx);
-    for (const row of rows) {
-      yield {
-        id: row.id,
-        received: row.received,
-        reserved: row.reserved,
-        registeredUrl: row.registered_url,
-        crawledUrl: row.crawled_url,
-      };
-    }
+    // Unparsed text rows: id, received, reserved ('t' / 'f'), registered URL, crawled URL.
+    const { rows } = await textRows(
+      sql`fetch forward ${sql.lit(CANDIDATE_BATCH)} from export_candidates`,
+    ).execute(trx);
+    yield rows.map((row) => ({
+      id: Number(row[0]),
+      received: row[1] === "t",
+      reserved: row[2] === "t",
+      registeredUrl: row[3] ?? null,
+      crawledUrl: row[4] ?? null,
+    }));
     if (rows.length < CANDIDATE_BATCH) return;
   }
 }
 
-/**
- * The leads with these ids, in the order of `ids` (one array parameter, so one cheap statement).
- * With `columns`, only those columns are read: the record's other properties are then missing
- * (undefined), and the lead's fields that depend on them are not its true values.
- */
-export async function findLeadRecords(
-  db: DbOrTrx,
-  ids: readonly number[],
-  columns?: ReadonlySet<string>,
-): Promise<LeadRecord[]> {
-  if (ids.length === 0) return [];
-  const select = columns ? LEAD_RECORD_COLUMNS.filter((column) => columns.has(column)) : LEAD_RECORD_COLUMNS;
-  const rows = await db
-    .selectFrom("leads")
-    // Typed as every column: leadRecordFromRow reads a missing one as undefined.
-    .select(select as typeof LEAD_RECORD_COLUMNS)
-    .where(sql<boolean>`leads.id = any(cast(${[...ids]} as integer[]))`)
-    .execute();
-  const byId = new Map(rows.map((row) => [row.id, leadRecordFromRow(row)]));
-  return ids.map((id) => {
-    const lead = byId.get(id);
-    if (!lead) throw new Error(`lead ${id} of the export was deleted while exporting`);
-    return lead;
-  });
+/** Throws when some leads of a batch were not found (deleted since they were selected). */
+function assertAllFound(wanted: number, found: number): void {
+  if (found !== wanted) {
+    throw new Error(`${wanted - found} leads of the export were deleted while exporting`);
+  }
 }
 
 /**
- * The leads with these ids in this order, read in chunks (only `columns`, when given; see
- * findLeadRecords); the next chunk is read while the current one is consumed, so the database
- * and the file writer work side by side.
+ * The export rows of the leads with these ids, in the order of `ids` (one array parameter, so one
+ * cheap statement): one encoded value per column (see cellSql), read as unparsed text.
  */
-export async function* streamLeads(
+export async function findExportRows(
   db: DbOrTrx,
   ids: readonly number[],
-  columns?: ReadonlySet<string>,
-): AsyncGenerator<LeadRecord[]> {
+  columns: readonly Column[],
+  encoding: CellEncoding,
+): Promise<ExportRow[]> {
+  if (ids.length === 0) return [];
+  const cells = columns.length > 0 ? sql.join(columns.map((column) => cellSql(column, encoding))) : sql`1`;
+  const { rows } = await textRows(sql`
+    select ${cells}
+    from unnest(cast(${[...ids]} as integer[])) with ordinality as u(id, ord)
+    join leads l on l.id = u.id
+    order by u.ord`).execute(db);
+  assertAllFound(ids.length, rows.length);
+  return columns.length > 0 ? rows : rows.map(() => []);
+}
+
+/**
+ * The finished CSV lines of the leads with these ids, in the order of `ids`: PostgreSQL renders
+ * the `text`-encoded cells as CSV (COPY), finished by csvLinesFromCopy. The ids are inlined as
+ * one literal (COPY takes no parameters); they are integers the export selected.
+ */
+export async function findCsvLines(
+  db: DbOrTrx,
+  ids: readonly number[],
+  columns: readonly Column[],
+): Promise<CsvLines> {
+  if (!ids.every((id) => Number.isSafeInteger(id))) throw new Error("lead ids must be integers");
+  const cells = columns.map((column) => {
+    const cell = cellSql(column, "text");
+    // An empty text is written like a missing one (COPY would quote it as "").
+    return column.kind === "text" ? sql`nullif(${cell}, '')` : cell;
+  });
+  const { rows } = await csvCopy(sql`
+    select ${sql.join(cells)}
+    from unnest(cast(${sql.lit(`{${ids.join(",")}}`)} as integer[])) with ordinality as u(id, ord)
+    join leads l on l.id = u.id
+    order by u.ord`).execute(db);
+  const lines = csvLinesFromCopy(rows[0]![0], columns);
+  assertAllFound(ids.length, lines.length);
+  return lines;
+}
+
+/**
+ * The export's leads in this order, in batches of LEAD_CHUNK: finished CSV lines for a CSV file
+ * (findCsvLines), rows in the file type's encoding otherwise (findExportRows). Up to `READ_AHEAD`
+ * batches are requested ahead of the one being written, so the database and the file writer work
+ * side by side.
+ */
+export async function* streamExportBatches(
+  db: DbOrTrx,
+  ids: readonly number[],
+  columns: readonly Column[],
+  fileType: ExportFileType,
+): AsyncGenerator<RowBatch> {
+  const read = (part: number[]): Promise<RowBatch> =>
+    fileType === "csv" && columns.length > 0
+      ? findCsvLines(db, part, columns)
+      : findExportRows(db, part, columns, encodingOf(fileType));
   const parts = chunks(ids, LEAD_CHUNK);
-  const read = (part: number[]) => findLeadRecords(db, part, columns);
-  let next = parts.length > 0 ? read(parts[0]!) : undefined;
-  for (let i = 0; i < parts.length; i += 1) {
-    const current = await next!;
-    next = i + 1 < parts.length ? read(parts[i + 1]!) : undefined;
-    // A failed read-ahead surfaces when it is awaited; until then keep it from being unhandled.
-    next?.catch(() => undefined);
+  const pending: Promise<RowBatch>[] = [];
+  let requested = 0;
+  const request = () => {
+    while (requested < parts.length && pending.length < READ_AHEAD + 1) {
+      const batch = read(parts[requested]!);
+      // A failed read surfaces when it is awaited; until then keep it from being unhandled.
+      batch.catch(() => undefined);
+      pending.push(batch);
+      requested += 1;
+    }
+  };
+  request();
+  while (pending.length > 0) {
+    const current = await pending.shift()!;
+    request();
     yield current;
   }
 }

@@ -6,20 +6,22 @@ import { errors } from "../../http/errors.js";
 import { fileAnswer, jsonAnswer, type JobAnswer, type JobContext } from "../../jobs/index.js";
 import { loadConfig } from "../../config.js";
 import { loadSigningSecret } from "../../lib/signing-secret.js";
-import type { LeadRecord } from "../../leads/lead.js";
-import { toLead } from "../../leads/presenter.js";
 import { isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
 import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { assertExportFits } from "../files/split.js";
 import { columnsOf } from "../files/columns.js";
-import type { FileFormat } from "../files/format.js";
-import { leadColumnsFor } from "../../leads/fields.js";
+import type { RowBatch } from "../files/writer.js";
 import { deleteExportFiles, exportFolder, writeExportFiles, type WrittenExport } from "../files/store.js";
 import type { ExportJobInput } from "./input.js";
 import { parseSearchFilters } from "../../leads/search/filters.js";
 import { toLeadExportLinks } from "./presenter.js";
-import { addToReservoir, deleteExpiredReservoir, removeFromReservoir, streamLeads } from "./repository.js";
+import {
+  addToReservoir,
+  deleteExpiredReservoir,
+  removeFromReservoir,
+  streamExportBatches,
+} from "./repository.js";
 import type { Selection } from "./selection.js";
 import { LEAD_PRICE_TENTHS, selectExport } from "./service.js";
 
@@ -53,9 +55,10 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   const ids = selection.leads.map((l) => l.id);
   const stopWriting = new AbortController();
   const signal = AbortSignal.any([job.signal, stopWriting.signal]);
+  const rows = streamExportBatches(job.db, ids, columnsOf(input.format), input.format.fileType);
   const writing = writeExportFiles(job.storage, {
     accountId: job.accountId,
-    leads: withProgress(streamLeads(job.db, ids, formatColumns(input.format)), job, total, signal),
+    rows: withProgress(rows, job, total, signal),
     totalCount: total,
     format: input.format,
     exportId: attemptExportId(job.jobId, job.attempt),
@@ -219,23 +222,18 @@ async function linkSigner(job: JobContext, publicBaseUrl: string) {
   return { signingSecret, publicBaseUrl };
 }
 
-/** The lead columns the format's fields need (the others are not read). */
-function formatColumns(format: FileFormat): Set<string> {
-  return leadColumnsFor(columnsOf(format).flatMap((column) => (column.field ? [column.field] : [])));
-}
-
-/** The leads in the API's Lead shape, reporting progress and stopping when the job is aborted. */
+/** The batches as they come, reporting progress and stopping when the job is aborted. */
 async function* withProgress(
-  chunksOfLeads: AsyncGenerator<LeadRecord[]>,
+  batches: AsyncGenerator<RowBatch>,
   job: JobContext,
   total: number,
   signal: AbortSignal,
-): AsyncGenerator<Record<string, unknown>> {
+): AsyncGenerator<RowBatch> {
   let done = 0;
   let reported = 0;
-  for await (const leads of chunksOfLeads) {
-    for (const lead of leads) yield toLead(lead) as unknown as Record<string, unknown>;
-    done += leads.length;
+  for await (const rows of batches) {
+    yield rows;
+    done += rows.length;
     signal.throwIfAborted();
     if (done - reported >= PROGRESS_EVERY) {
       reported = done;

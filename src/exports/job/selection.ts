@@ -54,7 +54,7 @@ export function exportLimit(caps: ExportCaps, formatCapacity: number | null): nu
 }
 
 /**
- * Picks the leads of an export from the candidates, which arrive in export order (reservoir
+ * Picks the leads of an export from the candidates, which arrive in batches in export order (reservoir
  * first, then new before previously exported when `newLeadsFirst`, then the sort). Blacklisted
  * leads are skipped before anything is counted. A new lead is taken while the credits allow it
  * (`maxCredits`, then the spendable balance `balanceCap` in whole credits); previously exported
@@ -63,7 +63,7 @@ export function exportLimit(caps: ExportCaps, formatCapacity: number | null): nu
  * overflow costs nothing now, so no credit cap applies to it.
  */
 export async function selectLeads(
-  candidates: AsyncIterable<Candidate>,
+  candidates: AsyncIterable<readonly Candidate[]>,
   options: {
     caps: ExportCaps;
     formatCapacity: number | null;
@@ -78,23 +78,25 @@ export async function selectLeads(
   const keepOverflow = caps.maxLeads !== null;
   const selection: Selection = { leads: [], newLeads: 0, overflow: [], capped: false };
 
-  for await (const candidate of candidates) {
-    if (isLeadBlacklisted(blacklist, candidate)) continue;
-    if (selection.leads.length < limit) {
-      if (!candidate.received) {
-        if (selection.newLeads >= creditLimit) continue;
-        if (selection.newLeads >= balanceCap) {
-          selection.capped = true;
-          continue;
+  for await (const batch of candidates) {
+    for (const candidate of batch) {
+      if (isLeadBlacklisted(blacklist, candidate)) continue;
+      if (selection.leads.length < limit) {
+        if (!candidate.received) {
+          if (selection.newLeads >= creditLimit) continue;
+          if (selection.newLeads >= balanceCap) {
+            selection.capped = true;
+            continue;
+          }
+          selection.newLeads += 1;
         }
-        selection.newLeads += 1;
+        selection.leads.push({ id: candidate.id, received: candidate.received });
+        continue;
       }
-      selection.leads.push({ id: candidate.id, received: candidate.received });
-      continue;
+      const room = Math.min(resultLimit - selection.leads.length, MAX_RESERVOIR_LEADS);
+      if (!keepOverflow || selection.overflow.length >= room) return selection;
+      selection.overflow.push(candidate.id);
     }
-    const room = Math.min(resultLimit - selection.leads.length, MAX_RESERVOIR_LEADS);
-    if (!keepOverflow || selection.overflow.length >= room) break;
-    selection.overflow.push(candidate.id);
   }
   return selection;
 }

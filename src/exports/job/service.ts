@@ -54,6 +54,7 @@ export async function selectExport(
         filters: request.filters,
         newFirst: newLeadsFirst(request.caps),
         onlyReceived: request.caps.maxCredits === 0,
+        withUrls: blacklist.size > 0,
       });
       return selectLeads(abortable(candidates, signal), {
         caps: request.caps,
@@ -82,12 +83,10 @@ export async function checkExportFits(db: Db, request: ExportSelectionRequest): 
 }
 
 async function* abortable<T>(source: AsyncGenerator<T>, signal?: AbortSignal): AsyncGenerator<T> {
-  let seen = 0;
   try {
-    for await (const item of source) {
-      seen += 1;
-      if (signal && seen % 1000 === 0) signal.throwIfAborted();
-      yield item;
+    for await (const batch of source) {
+      signal?.throwIfAborted();
+      yield batch;
     }
   } finally {
     await source.return(undefined);
