@@ -1139,7 +1139,9 @@ export interface paths {
          *     (`X-Credits-Capped: true`); blacklisted domains never appear. Every check that can refuse
          *     the export runs before anything is charged: 400 `export_too_large` when one XLSX file would
          *     hold more than 20,000 rows; 400 `validation_error` for a `formatId` the account does not have. A long-running request: it answers
-         *     202 with a job when the work does not finish within the wait.
+         *     202 with a job when the work does not finish within the wait. When an XLSX file could hold
+         *     more than 20,000 rows, the request counts the matching leads first, as a lead query of the
+         *     account: 429 `lead_query_capacity_busy` when 10 already run.
          */
         post: operations["exportLeads"];
         delete?: never;
@@ -13719,7 +13721,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"];
+                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */

@@ -1,40 +1,12 @@
-import { sql } from "kysely";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { LEAD_QUERY_CAPACITY } from "../src/leads/search/capacity.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLead, uniqueWord } from "./helpers/leads-factories.js";
+import { holdLeadQuerySlots } from "./helpers/lead-query-slots.js";
 
 const t = useTestApp();
-
-/** Slots held by other lead queries of the account (as another process would hold them). */
-async function holdSlots(accountId: number, count: number, expiresInMs = 60_000): Promise<void> {
-  await t.ctx.db
-    .insertInto("lead_query_slots")
-    .values(Array.from({ length: LEAD_QUERY_CAPACITY }, (_, i) => ({ account_id: accountId, slot: i + 1 })))
-    .onConflict((oc) => oc.doNothing())
-    .execute();
-  const free = await t.ctx.db
-    .selectFrom("lead_query_slots")
-    .select("slot")
-    .where("account_id", "=", accountId)
-    .where("token", "is", null)
-    .orderBy("slot")
-    .limit(count)
-    .execute();
-  expect(free).toHaveLength(count);
-  await t.ctx.db
-    .updateTable("lead_query_slots")
-    .set({ token: sql`gen_random_uuid()`, expires_at: new Date(Date.now() + expiresInMs) })
-    .where("account_id", "=", accountId)
-    .where(
-      "slot",
-      "in",
-      free.map((f) => f.slot),
-    )
-    .execute();
-}
 
 /** The slot count once it settles: a query answers first and gives its slot back right after. */
 async function settledSlotCount(accountId: number, expected: number): Promise<number> {
@@ -64,7 +36,7 @@ describe("lead query capacity (10 concurrent lead queries per account)", () => {
     const other = await buildAccount(t.ctx.db, { monthlyCredits: 10 });
     const a = uniqueWord();
     await buildLead(t.ctx.db, { company_name: a });
-    await holdSlots(accountId, LEAD_QUERY_CAPACITY);
+    await holdLeadQuerySlots(t.ctx.db, accountId, LEAD_QUERY_CAPACITY);
     for (const endpoint of ["/api/v1/leads", "/api/v1/leads/preview"]) {
       const res = await t.request().get(endpoint).query({ positiveKeywords: a }).set(auth).expect(429);
       expect(res.body.error).toBe("lead_query_capacity_busy");
@@ -108,7 +80,7 @@ describe("lead query capacity (10 concurrent lead queries per account)", () => {
     for (let i = 0; i < 200 && (await slotCount(accountId)) < 1; i += 1)
       await new Promise((r) => setTimeout(r, 10));
     expect(await slotCount(accountId)).toBe(1);
-    await holdSlots(accountId, LEAD_QUERY_CAPACITY - 1);
+    await holdLeadQuerySlots(t.ctx.db, accountId, LEAD_QUERY_CAPACITY - 1);
     const busy = await t
       .request()
       .get("/api/v1/leads/preview")
@@ -126,7 +98,7 @@ describe("lead query capacity (10 concurrent lead queries per account)", () => {
     const { accountId, auth } = await buildAccount(t.ctx.db);
     const a = uniqueWord();
     await buildLead(t.ctx.db, { company_name: a });
-    await holdSlots(accountId, LEAD_QUERY_CAPACITY, -1000);
+    await holdLeadQuerySlots(t.ctx.db, accountId, LEAD_QUERY_CAPACITY, -1000);
     await t.request().get("/api/v1/leads/preview").query({ positiveKeywords: a }).set(auth).expect(200);
     expect(await settledSlotCount(accountId, 0)).toBe(0);
   });

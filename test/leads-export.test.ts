@@ -17,7 +17,8 @@ import {
 } from "./helpers/export-job-factories.js";
 import { buildAccount, buildKey } from "./helpers/factories.js";
 import { startJobRunner } from "./helpers/jobs-factories.js";
-import { markReceived, uniqueWord } from "./helpers/leads-factories.js";
+import { holdLeadQuerySlots } from "./helpers/lead-query-slots.js";
+import { buildLeads, markReceived, uniqueWord } from "./helpers/leads-factories.js";
 
 const t = useTestApp();
 let runner: Runner;
@@ -296,6 +297,30 @@ describe("POST /leads/export: refusals", () => {
     }).expect(200);
     expect(ok.headers["content-type"]).toMatch(/spreadsheetml/);
   }, 120_000);
+
+  it("counts an unsplit XLSX export as a lead query: 429 lead_query_capacity_busy when 10 run", async () => {
+    const account = await buildAccount(t.ctx.db, { plan: "platinum" });
+    const word = uniqueWord("slots");
+    await buildLeads(t.ctx.db, 3, (i) => ({ company_name: `${word} ${i}` }));
+    await holdLeadQuerySlots(t.ctx.db, account.accountId, 10);
+    const before = await creditsOf(account.auth);
+    const res = await exportJson(account.auth, { positiveKeywords: [word], fileType: "xlsx" }).expect(429);
+    expect(res.body.error).toBe("lead_query_capacity_busy");
+    expect(res.headers["retry-after"]).toBe("10");
+    expect(await creditsOf(account.auth)).toBe(before);
+    const jobs = await t.ctx.db
+      .selectFrom("jobs")
+      .select("id")
+      .where("account_id", "=", account.accountId)
+      .execute();
+    expect(jobs).toHaveLength(0);
+    // Capped within one file, or as CSV, nothing has to be counted first.
+    await exportFile(account.auth, { positiveKeywords: [word], fileType: "xlsx", maxLeads: 20_000 }).expect(
+      200,
+    );
+    const csv = await exportFile(account.auth, { positiveKeywords: [word] }).expect(200);
+    expect(csvRecords(csv.body)).toHaveLength(3);
+  });
 
   it("answers 400 validation_error without a positive filter or for an unknown formatId; nothing charged", async () => {
     const account = await buildAccount(t.ctx.db);

@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from "node:fs";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -9,7 +9,21 @@ import type { FileStorage } from "./file-storage.js";
 /** Bytes read per chunk when a file is streamed (fewer, larger chunks than the default 64 KB). */
 const READ_CHUNK_BYTES = 1024 * 1024;
 
-/** Files on local disk under `root` (by default `DATA_DIR/files`); writes are atomic (temp + rename). */
+/** Makes a folder's entries (a rename into it) survive a crash. */
+async function syncFolder(path: string): Promise<void> {
+  const folder = await open(path, "r");
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}
+
+/**
+ * Files on local disk under `root` (by default `DATA_DIR/files`). Writes are atomic and durable:
+ * a temporary file flushed to disk, renamed into place, then the folder flushed, so a file that
+ * `put` reported written survives a crash whole (the transaction that records it commits after).
+ */
 export class LocalDiskStorage implements FileStorage {
   private readonly root: string;
 
@@ -28,8 +42,12 @@ export class LocalDiskStorage implements FileStorage {
     await mkdir(dirname(path), { recursive: true });
     const temp = join(dirname(path), `.${randomUUID()}.tmp`);
     try {
-      await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, createWriteStream(temp));
+      await pipeline(
+        Buffer.isBuffer(body) ? Readable.from([body]) : body,
+        createWriteStream(temp, { flush: true }),
+      );
       await rename(temp, path);
+      await syncFolder(dirname(path));
     } catch (err) {
       await rm(temp, { force: true });
       throw err;

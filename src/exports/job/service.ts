@@ -6,6 +6,7 @@ import { errors } from "../../http/errors.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
 import { setStatementTimeout } from "../../leads/search/repository.js";
 import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";
+import { withLeadQuerySlot } from "../../leads/search/capacity.js";
 import type { FileFormat } from "../files/format.js";
 import { assertExportFits, formatLeadCapacity } from "../files/split.js";
 import { streamCandidates } from "./repository.js";
@@ -68,7 +69,8 @@ export async function selectExport(
 /**
  * The checks that can refuse an export before a job exists: 400 `export_too_large` when an XLSX
  * file would hold more than 20,000 rows. The bound of the caps is tried first; only when it does
- * not fit are the leads selected and counted.
+ * not fit are the leads selected and counted, in one of the account's lead query slots (429
+ * `lead_query_capacity_busy` when all are taken).
  */
 export async function checkExportFits(db: Db, request: ExportSelectionRequest): Promise<void> {
   if (request.format.fileType !== "xlsx") return;
@@ -78,7 +80,8 @@ export async function checkExportFits(db: Db, request: ExportSelectionRequest): 
   } catch {
     // The bound does not fit: count what the export would really hold.
   }
-  const selection = await selectExport(db, request);
+  // Counting runs the search: one of the account's lead queries (429 when 10 already run).
+  const selection = await withLeadQuerySlot(db, request.accountId, () => selectExport(db, request));
   assertExportFits(request.format, selection.leads.length);
 }
 
