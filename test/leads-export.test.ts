@@ -74,6 +74,11 @@ async function reservoirOf(accountId: number): Promise<number[]> {
   return rows.map((r) => r.lead_id);
 }
 
+/** The account's background jobs (ids). */
+async function jobsOf(accountId: number) {
+  return t.ctx.db.selectFrom("jobs").select("id").where("account_id", "=", accountId).execute();
+}
+
 const idsOf = (records: Record<string, unknown>[]) => records.map((r) => Number(r.id));
 const today = () => new Date().toISOString().slice(0, 10);
 /** The leads in the default order (last update, descending): the last built first. */
@@ -283,12 +288,7 @@ describe("POST /leads/export: refusals", () => {
     const res = await exportJson(account.auth, { positiveKeywords: [word], fileType: "xlsx" }).expect(400);
     expect(res.body.error).toBe("export_too_large");
     expect(await creditsOf(account.auth)).toBe(before);
-    const jobs = await t.ctx.db
-      .selectFrom("jobs")
-      .select("id")
-      .where("account_id", "=", account.accountId)
-      .execute();
-    expect(jobs).toHaveLength(0);
+    expect(await jobsOf(account.accountId)).toHaveLength(0);
     // Capped below the limit it fits.
     const ok = await exportFile(account.auth, {
       positiveKeywords: [word],
@@ -308,12 +308,7 @@ describe("POST /leads/export: refusals", () => {
     expect(res.body.error).toBe("lead_query_capacity_busy");
     expect(res.headers["retry-after"]).toBe("10");
     expect(await creditsOf(account.auth)).toBe(before);
-    const jobs = await t.ctx.db
-      .selectFrom("jobs")
-      .select("id")
-      .where("account_id", "=", account.accountId)
-      .execute();
-    expect(jobs).toHaveLength(0);
+    expect(await jobsOf(account.accountId)).toHaveLength(0);
     // Capped within one file, or as CSV, nothing has to be counted first.
     await exportFile(account.auth, { positiveKeywords: [word], fileType: "xlsx", maxLeads: 20_000 }).expect(
       200,
