@@ -1,10 +1,7 @@
 import { PassThrough } from "node:stream";
 import { csvField, safeCellText } from "./cells.js";
 import { CsvLines } from "./csv-lines.js";
-import { drained, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
-
-/** Text collected before it is handed to the stream (fewer, larger chunks). */
-const FLUSH_CHARS = 64 * 1024;
+import { ChunkedText, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
 
 /** A CSV line (with its CRLF) of cell texts. */
 function csvLine(fields: readonly string[]): string {
@@ -23,21 +20,15 @@ function csvLine(fields: readonly string[]): string {
 export function createCsvWriter({ columns, includeHeaders, startRow }: WriterOptions): FileWriter {
   const output = new PassThrough();
   const typed = columns.map((column) => column.kind !== "text");
-  let pending = "";
+  const out = new ChunkedText(output);
   let started = false;
 
-  const flush = async (): Promise<void> => {
-    if (pending === "") return;
-    const chunk = Buffer.from(pending, "utf8");
-    pending = "";
-    if (!output.write(chunk)) await drained(output);
-  };
   const start = (): void => {
     if (started) return;
     started = true;
     const blank = columns.map(() => "");
-    for (let row = 1; row < startRow; row += 1) pending += csvLine(blank);
-    if (includeHeaders) pending += csvLine(columns.map((column) => safeCellText(column.header)));
+    for (let row = 1; row < startRow; row += 1) out.add(csvLine(blank));
+    if (includeHeaders) out.add(csvLine(columns.map((column) => safeCellText(column.header))));
   };
 
   return {
@@ -45,8 +36,7 @@ export function createCsvWriter({ columns, includeHeaders, startRow }: WriterOpt
     async write(batch: RowBatch) {
       start();
       if (batch instanceof CsvLines) {
-        await flush();
-        if (batch.bytes.length > 0 && !output.write(batch.bytes)) await drained(output);
+        await out.writeBytes(batch.bytes);
         return;
       }
       for (const row of batch) {
@@ -56,13 +46,12 @@ export function createCsvWriter({ columns, includeHeaders, startRow }: WriterOpt
           const text = value === null || value === undefined ? "" : typed[i] ? value : safeCellText(value);
           line += (i === 0 ? "" : ",") + csvField(text);
         }
-        pending += `${line}\r\n`;
-        if (pending.length >= FLUSH_CHARS) await flush();
+        if (out.add(`${line}\r\n`)) await out.flush();
       }
     },
     async end() {
       start();
-      await flush();
+      await out.flush();
       output.end();
     },
   };

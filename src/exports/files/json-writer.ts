@@ -1,8 +1,5 @@
 import { PassThrough } from "node:stream";
-import { drained, rowsIn, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
-
-/** Text collected before it is handed to the stream (fewer, larger chunks). */
-const FLUSH_CHARS = 64 * 1024;
+import { ChunkedText, rowsIn, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
 
 /**
  * A JSON writer of `json`-encoded rows: an array of objects keyed by the export names, one lead
@@ -20,15 +17,8 @@ export function createJsonWriter({ columns }: WriterOptions): FileWriter {
     seen.add(column.header);
     keys.push({ index, prefix: `${JSON.stringify(column.header)}:`, spacer: column.field === null });
   });
+  const out = new ChunkedText(output);
   let count = 0;
-  let pending = "";
-
-  const flush = async (): Promise<void> => {
-    if (pending === "") return;
-    const chunk = Buffer.from(pending, "utf8");
-    pending = "";
-    if (!output.write(chunk)) await drained(output);
-  };
 
   return {
     output,
@@ -40,14 +30,14 @@ export function createJsonWriter({ columns }: WriterOptions): FileWriter {
           const { index, prefix, spacer } = keys[k]!;
           object += (k === 0 ? "" : ",") + prefix + (spacer ? '""' : (row[index] ?? "null"));
         }
-        pending += (count === 0 ? "[\n" : ",\n") + object + "}";
+        const full = out.add((count === 0 ? "[\n" : ",\n") + object + "}");
         count += 1;
-        if (pending.length >= FLUSH_CHARS) await flush();
+        if (full) await out.flush();
       }
     },
     async end() {
-      pending += count === 0 ? "[]\n" : "\n]\n";
-      await flush();
+      out.add(count === 0 ? "[]\n" : "\n]\n");
+      await out.flush();
       output.end();
     },
   };

@@ -50,6 +50,39 @@ export function createFileWriter(fileType: ExportFileType, options: WriterOption
   }
 }
 
+/** Text collected before it is handed to a stream (fewer, larger chunks). */
+const CHUNK_CHARS = 64 * 1024;
+
+/**
+ * Text a writer collects and hands to its stream in chunks of about 64 KB, waiting while the
+ * stream's reader is behind: `if (out.add(text)) await out.flush();`.
+ */
+export class ChunkedText {
+  private pending = "";
+
+  constructor(private readonly stream: Writable) {}
+
+  /** Adds text; true when a chunk is full and should be flushed. */
+  add(text: string): boolean {
+    this.pending += text;
+    return this.pending.length >= CHUNK_CHARS;
+  }
+
+  /** Hands the collected text to the stream; resolves once it can take more. */
+  async flush(): Promise<void> {
+    if (this.pending === "") return;
+    const chunk = Buffer.from(this.pending, "utf8");
+    this.pending = "";
+    await this.writeBytes(chunk);
+  }
+
+  /** Flushes, then hands bytes made elsewhere to the stream, in order. */
+  async writeBytes(bytes: Buffer): Promise<void> {
+    if (this.pending !== "") await this.flush();
+    if (bytes.length > 0 && !this.stream.write(bytes)) await drained(this.stream);
+  }
+}
+
 /** Resolves once `stream` can take more (at once when it can), or rejects if it fails first. */
 export function drained(stream: Writable): Promise<void> {
   if (!stream.writableNeedDrain) return Promise.resolve();

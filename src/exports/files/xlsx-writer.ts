@@ -1,6 +1,6 @@
 import { PassThrough } from "node:stream";
 import { xlsxCellText } from "./cells.js";
-import { drained, rowsIn, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
+import { ChunkedText, rowsIn, type FileWriter, type RowBatch, type WriterOptions } from "./writer.js";
 import { createZip } from "./zip.js";
 
 /** Name of the one worksheet of an exported workbook. */
@@ -11,8 +11,6 @@ export const SHEET_NAME = "Leads";
  * sheet's repetitive markup still shrinks about tenfold.
  */
 const DEFLATE_LEVEL = 1;
-/** Sheet XML collected before it is handed to the archive (fewer, larger chunks). */
-const FLUSH_CHARS = 64 * 1024;
 
 const XML_HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n';
 const MAIN_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main";
@@ -120,26 +118,21 @@ export function createXlsxWriter({ columns, includeHeaders, startRow }: WriterOp
 
   const letters = columns.map((_, i) => columnLetters(i));
   const kinds = columns.map((column) => column.kind);
-  let pending = SHEET_START;
+  const out = new ChunkedText(sheet);
+  out.add(SHEET_START);
   let nextRow = startRow;
   let started = false;
 
-  const flush = async (): Promise<void> => {
-    if (pending === "") return;
-    const chunk = pending;
-    pending = "";
-    if (!sheet.write(chunk)) await drained(sheet);
-  };
   const start = (): void => {
     if (started) return;
     started = true;
     if (!includeHeaders) return;
-    pending += `<row r="${nextRow}">`;
+    let xml = `<row r="${nextRow}">`;
     columns.forEach((column, i) => {
       const text = xlsxCellText(column.header);
-      if (text !== "") pending += textCell(`${letters[i]}${nextRow}`, text);
+      if (text !== "") xml += textCell(`${letters[i]}${nextRow}`, text);
     });
-    pending += "</row>";
+    out.add(`${xml}</row>`);
     nextRow += 1;
   };
 
@@ -171,14 +164,13 @@ export function createXlsxWriter({ columns, includeHeaders, startRow }: WriterOp
             }
           }
         }
-        pending += `${xml}</row>`;
-        if (pending.length >= FLUSH_CHARS) await flush();
+        if (out.add(`${xml}</row>`)) await out.flush();
       }
     },
     async end() {
       start();
-      pending += SHEET_END;
-      await flush();
+      out.add(SHEET_END);
+      await out.flush();
       sheet.end();
       await Promise.race([archive.finalize(), torn]);
     },

@@ -85,6 +85,13 @@ export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncG
   }
 }
 
+/** `from ... order by` of the leads (aliased `l`) with the ids of an integer array, in its order. */
+function fromLeadsInOrder(ids: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`from unnest(cast(${ids} as integer[])) with ordinality as u(id, ord)
+    join leads l on l.id = u.id
+    order by u.ord`;
+}
+
 /** Throws when some leads of a batch were not found (deleted since they were selected). */
 function assertAllFound(wanted: number, found: number): void {
   if (found !== wanted) {
@@ -104,11 +111,7 @@ export async function findExportRows(
 ): Promise<ExportRow[]> {
   if (ids.length === 0) return [];
   const cells = columns.length > 0 ? sql.join(columns.map((column) => cellSql(column, encoding))) : sql`1`;
-  const { rows } = await textRows(sql`
-    select ${cells}
-    from unnest(cast(${[...ids]} as integer[])) with ordinality as u(id, ord)
-    join leads l on l.id = u.id
-    order by u.ord`).execute(db);
+  const { rows } = await textRows(sql`select ${cells} ${fromLeadsInOrder(sql`${[...ids]}`)}`).execute(db);
   assertAllFound(ids.length, rows.length);
   return columns.length > 0 ? rows : rows.map(() => []);
 }
@@ -129,11 +132,8 @@ export async function findCsvLines(
     // An empty text is written like a missing one (COPY would quote it as "").
     return column.kind === "text" ? sql`nullif(${cell}, '')` : cell;
   });
-  const { rows } = await csvCopy(sql`
-    select ${sql.join(cells)}
-    from unnest(cast(${sql.lit(`{${ids.join(",")}}`)} as integer[])) with ordinality as u(id, ord)
-    join leads l on l.id = u.id
-    order by u.ord`).execute(db);
+  const literal = sql.lit(`{${ids.join(",")}}`);
+  const { rows } = await csvCopy(sql`select ${sql.join(cells)} ${fromLeadsInOrder(literal)}`).execute(db);
   const lines = csvLinesFromCopy(rows[0]![0], columns);
   assertAllFound(ids.length, lines.length);
   return lines;
