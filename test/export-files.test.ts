@@ -8,18 +8,18 @@ import { text } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../src/http/errors.js";
 import type { ApiLead } from "../src/leads/presenter.js";
-import { MAX_CELL_CHARS, plainText, safeCellText, xlsxCellText } from "../src/exports/files/cells.js";
-import { columnsOf } from "../src/exports/files/columns.js";
-import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../src/exports/files/format.js";
+import { MAX_CELL_CHARS, plainText, safeCellText, xlsxCellText } from "../src/export-files/cells.js";
+import { columnsOf } from "../src/export-files/columns.js";
+import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../src/export-files/format.js";
 import {
   assertExportFits,
   exportBaseName,
   formatLeadCapacity,
   planExport,
-} from "../src/exports/files/split.js";
-import { writeExportFiles } from "../src/exports/files/store.js";
-import { createFileWriter } from "../src/exports/files/writer.js";
-import { columnLetters } from "../src/exports/files/xlsx-writer.js";
+} from "../src/export-files/split.js";
+import { writeExportFiles } from "../src/export-files/store.js";
+import { createFileWriter } from "../src/export-files/writer.js";
+import { columnLetters } from "../src/export-files/xlsx-writer.js";
 import type { FileStorage } from "../src/storage/file-storage.js";
 import { LocalDiskStorage } from "../src/storage/local-disk.js";
 import { readZip, rowsOf, sampleLead, sampleLeads } from "./helpers/export-factories.js";

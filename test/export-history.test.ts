@@ -8,7 +8,7 @@ import { deleteExpiredExportFiles, exportLeadsToFiles } from "../src/export-hist
 import { openAnswerFile } from "../src/export-history/serve-file.js";
 import { signFileToken } from "../src/export-history/signed-links.js";
 import { exportFilesCleanup } from "../src/export-history/tasks/export_files__cleanup.js";
-import { defaultFileFormat, DEFAULT_COLUMNS } from "../src/exports/files/format.js";
+import { defaultFileFormat, DEFAULT_COLUMNS } from "../src/export-files/format.js";
 import { useTestApp } from "./helpers/app.js";
 import {
   binary,

@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import { createAccountWithKey } from "../../src/accounts/service.js";
 import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
 import { createExportFormat } from "../../src/export-formats/service.js";
-import { DEFAULT_COLUMNS } from "../../src/exports/files/format.js";
+import { DEFAULT_COLUMNS } from "../../src/export-files/format.js";
 import { generateLeads } from "../../src/leads/import/generate.js";
 import { importLeadRecords } from "../../src/leads/import/importer.js";
 import { toLead } from "../../src/leads/presenter.js";

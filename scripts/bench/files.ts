@@ -6,9 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pipeline } from "node:stream/promises";
 import { fileURLToPath } from "node:url";
-import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/exports/files/columns.js";
-import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../../src/exports/files/format.js";
-import { writeExportFiles } from "../../src/exports/files/store.js";
+import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/export-files/columns.js";
+import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../../src/export-files/format.js";
+import { writeExportFiles } from "../../src/export-files/store.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 
 const ROWS = Number(process.env.BENCH_FILE_ROWS ?? 100_000);

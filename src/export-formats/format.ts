@@ -1,4 +1,4 @@
-import type { ExportFileType, FieldMapping, FileFormat, SplitMode } from "../exports/files/format.js";
+import type { ExportFileType, FieldMapping, FileFormat, SplitMode } from "../export-files/format.js";
 
 /** A saved export format (domain shape). */
 export interface ExportFormat extends FileFormat {

@@ -1,4 +1,4 @@
-import { XLSX_MAX_ROWS, exportTooLarge } from "../exports/files/errors.js";
+import { XLSX_MAX_ROWS, exportTooLarge } from "../export-files/errors.js";
 import type { ErrorDetail } from "../http/errors.js";
 import { errors } from "../http/errors.js";
 import { resolveLeadField } from "../leads/fields.js";

@@ -1,4 +1,4 @@
-import type { ExportFileType } from "../exports/files/format.js";
+import type { ExportFileType } from "../export-files/format.js";
 
 /** Days an exported file stays downloadable. */
 export const FILE_LIFETIME_DAYS = 90;

@@ -1,7 +1,7 @@
 import type { Response } from "express";
 import { pipeline } from "node:stream/promises";
-import { fileUnavailable } from "../exports/files/errors.js";
-import type { ExportAnswerFile } from "../exports/files/store.js";
+import { fileUnavailable } from "../export-files/errors.js";
+import type { ExportAnswerFile } from "../export-files/store.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import type { FileToServe } from "./service.js";
 

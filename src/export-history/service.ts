@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import type { Db, DbOrTrx } from "../db/database.js";
-import { fileUnavailable } from "../exports/files/errors.js";
-import { CONTENT_TYPES } from "../exports/files/format.js";
+import { fileUnavailable } from "../export-files/errors.js";
+import { CONTENT_TYPES } from "../export-files/format.js";
 import {
   deleteExportFiles,
   writeExportFiles,
@@ -9,7 +9,7 @@ import {
   type ExportAnswerFile,
   type WriteExportInput,
   type WrittenExport,
-} from "../exports/files/store.js";
+} from "../export-files/store.js";
 import { errors } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import {

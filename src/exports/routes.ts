@@ -4,7 +4,7 @@ import { resolveExportFormat } from "../export-formats/service.js";
 import { authOf, type AppContext } from "../http/context.js";
 import { errors } from "../http/errors.js";
 import { runLongRunning } from "../jobs/index.js";
-import { defaultFileFormat, withFileType } from "./files/format.js";
+import { defaultFileFormat, withFileType } from "../export-files/format.js";
 import { parseExportRequest, storedFilters } from "./job/input.js";
 import { leadsExportJob } from "./job/kind.js";
 import { checkExportFits } from "./job/service.js";

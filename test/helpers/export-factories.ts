@@ -3,8 +3,8 @@ import type { Db } from "../../src/db/database.js";
 import { createExportFormat, type NewFormatInput } from "../../src/export-formats/service.js";
 import type { ExportMethod } from "../../src/export-history/entry.js";
 import { exportLeadsToFiles } from "../../src/export-history/service.js";
-import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/exports/files/columns.js";
-import { defaultFileFormat, type FileFormat } from "../../src/exports/files/format.js";
+import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/export-files/columns.js";
+import { defaultFileFormat, type FileFormat } from "../../src/export-files/format.js";
 import type { FileStorage } from "../../src/storage/file-storage.js";
 
 let sequence = 0;

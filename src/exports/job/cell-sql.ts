@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from "kysely";
 import type { LeadField } from "../../leads/fields.js";
-import { LIST_SEPARATOR } from "../files/cells.js";
-import type { CellEncoding, Column } from "../files/columns.js";
+import { LIST_SEPARATOR } from "../../export-files/cells.js";
+import type { CellEncoding, Column } from "../../export-files/columns.js";
 
 /**
  * The SQL of a field's value for a lead row aliased `l`, typed as the API's Lead has it (derived

@@ -1,5 +1,5 @@
 import { parseSearchFilters, searchFiltersToJson, type SearchFilters } from "../../leads/search/filters.js";
-import type { FileFormat } from "../files/format.js";
+import type { FileFormat } from "../../export-files/format.js";
 import type { ExportCaps } from "./selection.js";
 
 /** What the export job receives (stored with the job, so JSON only). */

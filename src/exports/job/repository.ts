@@ -1,9 +1,9 @@
 import { sql, type RawBuilder } from "kysely";
 import { csvCopy, textRows, type DbOrTrx, type Trx } from "../../db/database.js";
-import { encodingOf, type CellEncoding, type Column, type ExportRow } from "../files/columns.js";
-import { csvLinesFromCopy, type CsvLines } from "../files/csv-lines.js";
-import type { ExportFileType } from "../files/format.js";
-import type { RowBatch } from "../files/writer.js";
+import { encodingOf, type CellEncoding, type Column, type ExportRow } from "../../export-files/columns.js";
+import { csvLinesFromCopy, type CsvLines } from "../../export-files/csv-lines.js";
+import type { ExportFileType } from "../../export-files/format.js";
+import type { RowBatch } from "../../export-files/writer.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
 import { searchCondition, sortColumn } from "../../leads/search/query.js";
 import type { Candidate } from "./selection.js";

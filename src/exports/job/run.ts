@@ -9,10 +9,15 @@ import { loadSigningSecret } from "../../lib/signing-secret.js";
 import { isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
 import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
-import { assertExportFits } from "../files/split.js";
-import { columnsOf } from "../files/columns.js";
-import type { RowBatch } from "../files/writer.js";
-import { deleteExportFiles, exportFolder, writeExportFiles, type WrittenExport } from "../files/store.js";
+import { assertExportFits } from "../../export-files/split.js";
+import { columnsOf } from "../../export-files/columns.js";
+import type { RowBatch } from "../../export-files/writer.js";
+import {
+  deleteExportFiles,
+  exportFolder,
+  writeExportFiles,
+  type WrittenExport,
+} from "../../export-files/store.js";
 import type { ExportJobInput } from "./input.js";
 import { parseSearchFilters } from "../../leads/search/filters.js";
 import { toLeadExportLinks } from "./presenter.js";

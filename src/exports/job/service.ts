@@ -7,8 +7,8 @@ import type { SearchFilters } from "../../leads/search/filters.js";
 import { setStatementTimeout } from "../../leads/search/repository.js";
 import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";
 import { withLeadQuerySlot } from "../../leads/search/capacity.js";
-import type { FileFormat } from "../files/format.js";
-import { assertExportFits, formatLeadCapacity } from "../files/split.js";
+import type { FileFormat } from "../../export-files/format.js";
+import { assertExportFits, formatLeadCapacity } from "../../export-files/split.js";
 import { streamCandidates } from "./repository.js";
 import { exportLimit, newLeadsFirst, selectLeads, type ExportCaps, type Selection } from "./selection.js";
 

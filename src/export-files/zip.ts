@@ -1,7 +1,7 @@
 import type { Archiver, ZipOptions } from "archiver";
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
-import type { FileStorage } from "../../storage/file-storage.js";
+import type { FileStorage } from "../storage/file-storage.js";
 
 // archiver 7 is CommonJS (`archiver(format, options)`); @types/archiver 8 describes the ESM API of
 // archiver 8, so the factory is loaded through require and typed here.

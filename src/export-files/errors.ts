@@ -1,4 +1,4 @@
-import { ApiError } from "../../http/errors.js";
+import { ApiError } from "../http/errors.js";
 
 /** Rows an XLSX file may hold (the document's limit). */
 export const XLSX_MAX_ROWS = 20_000;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { FileStorage } from "../../storage/file-storage.js";
+import type { FileStorage } from "../storage/file-storage.js";
 import { columnsOf } from "./columns.js";
 import { CONTENT_TYPES, type FileFormat } from "./format.js";
 import { assertExportFits, exportBaseName, exportFileName, planExport, type PlannedFile } from "./split.js";

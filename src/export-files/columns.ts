@@ -1,4 +1,4 @@
-import { resolveLeadField, type LeadField } from "../../leads/fields.js";
+import { resolveLeadField, type LeadField } from "../leads/fields.js";
 import { plainText } from "./cells.js";
 import type { ExportFileType, FileFormat } from "./format.js";
 
