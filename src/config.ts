@@ -3,7 +3,10 @@ import { resolve } from "node:path";
 /** Which parts of the service a process runs. */
 export type Role = "all" | "api" | "worker";
 
-/** Process configuration, read once from the environment. */
+/** Longest `Prefer: wait` of a long-running request, in seconds (the default wait's bound). */
+const MAX_JOB_WAIT_SECONDS = 75;
+
+/** Process configuration, read once from the environment (README, "Configuration"). */
 export interface Config {
   port: number;
   host: string;
@@ -11,25 +14,46 @@ export interface Config {
   databaseUrl: string | undefined;
   dataDir: string;
   logLevel: string;
+  /** Per-IP limits use `X-Forwarded-For` (behind a reverse proxy). */
+  trustProxy: boolean;
   /** Validate every response against openapi.yaml (on in tests; costs throughput in production). */
   validateResponses: boolean;
   /** Public base URL used in links the service hands out (job status URLs, signed downloads). */
   publicBaseUrl: string;
-  /** Secret for signing download links and OAuth state; random per process when unset. */
+  /** Secret for signing download links and OAuth state; unset: one kept in the database. */
   signingSecret: string | undefined;
-  /** Outbound fetches may reach private / loopback addresses (tests only). */
-  allowPrivateNetworkFetch: boolean;
+  /** How long a long-running request waits for its job before answering 202 (ms). */
+  jobWaitMs: number;
+  /** Outbound fetches to customer-supplied URLs may reach private / loopback addresses (tests only). */
+  outboundAllowPrivate: boolean;
 }
 
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
+function intFrom(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+  if (!Number.isInteger(value) || value < 0 || value > max) {
+    throw new Error(`${name} must be an integer from 0 to ${max}`);
+  }
   return value;
 }
 
-function roleFromEnv(raw: string | undefined): Role {
+function secondsFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > max) {
+    throw new Error(`${name} must be a number from 0 to ${max}`);
+  }
+  return value;
+}
+
+function roleFrom(raw: string | undefined): Role {
   const role = raw ?? "all";
   if (role !== "all" && role !== "api" && role !== "worker") {
     throw new Error(`ROLE must be all, api or worker (got ${role})`);
@@ -37,19 +61,27 @@ function roleFromEnv(raw: string | undefined): Role {
   return role;
 }
 
-/** Reads the configuration from environment variables (see README, "Configuration"). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const port = intFromEnv("PORT", 3000);
+/**
+ * Reads the configuration from environment variables (see README, "Configuration"). Only the
+ * entry points (src/main.ts, the admin CLI, benchmarks and tests) call it; everything below is
+ * given the values it needs.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const port = intFrom(env, "PORT", 3000, 65_535);
   return {
     port,
     host: env.HOST ?? "0.0.0.0",
-    role: roleFromEnv(env.ROLE),
+    role: roleFrom(env.ROLE),
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: resolve(env.DATA_DIR ?? "./.data"),
     logLevel: env.LOG_LEVEL ?? "info",
+    trustProxy: env.TRUST_PROXY === "true",
     validateResponses: env.VALIDATE_RESPONSES === "true",
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ""),
     signingSecret: env.SIGNING_SECRET || undefined,
-    allowPrivateNetworkFetch: env.ALLOW_PRIVATE_NETWORK_FETCH === "true",
+    jobWaitMs: Math.round(
+      secondsFrom(env, "JOB_WAIT_SECONDS", MAX_JOB_WAIT_SECONDS, MAX_JOB_WAIT_SECONDS) * 1000,
+    ),
+    outboundAllowPrivate: env.OUTBOUND_ALLOW_PRIVATE === "true",
   };
 }

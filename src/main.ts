@@ -3,7 +3,7 @@ import type { Runner } from "graphile-worker";
 import { loadConfig } from "./config.js";
 import { createCounterPool, createDatabase, migrateToLatest } from "./db/database.js";
 import { resolveDatabase } from "./db/resolve.js";
-import { createApp } from "./http/app.js";
+import { createApp } from "./app/create-app.js";
 import { createLogger } from "./lib/logger.js";
 import type { Logger } from "pino";
 import { RateLimits } from "./rate-limit/limiter.js";
@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { startWorker } from "./worker/worker.js";
 import { JobsRuntime } from "./jobs/runtime.js";
 import { KeyCache } from "./auth/key-cache.js";
+import { SchemaTypesCache } from "./leads/schema-types.js";
 
 /** What a process has started, in start order; shutdown stops it in reverse. */
 const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -37,7 +38,7 @@ async function shutdown(signal: string, logger?: Logger): Promise<void> {
 
 /** `npm start`: migrate, then run the API and/or the worker (ROLE=all|api|worker). */
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const logger = createLogger(config.logLevel);
   // Signals are handled from the first moment: a stop during start-up stops what has started.
   let starting = true;
@@ -63,7 +64,8 @@ async function main(): Promise<void> {
   started.push({ name: "pool", stop: () => db.destroy() });
   await migrateToLatest(db);
   const storage = new LocalDiskStorage(join(config.dataDir, "files"));
-  const jobs = new JobsRuntime(pool, logger);
+  const signingSecret = await loadSigningSecret(db, config.signingSecret);
+  const jobs = new JobsRuntime(pool, logger, { defaultWaitMs: config.jobWaitMs, recheckMs: 2_000 });
   await jobs.ensureQueue();
   started.push({ name: "job notifications", stop: () => jobs.close() });
 
@@ -73,6 +75,8 @@ async function main(): Promise<void> {
     const keyCache = new KeyCache({ connectionString: location.url, logger });
     await keyCache.start();
     started.push({ name: "key cache", stop: () => keyCache.stop() });
+    const schemaTypes = new SchemaTypesCache(db, logger).start();
+    started.push({ name: "schema types", stop: async () => schemaTypes.stop() });
     const app = createApp({
       config,
       db,
@@ -80,9 +84,10 @@ async function main(): Promise<void> {
       logger,
       rateLimits: new RateLimits(counterPool),
       storage,
-      signingSecret: await loadSigningSecret(db, config.signingSecret),
+      signingSecret,
       jobs,
       keyCache,
+      schemaTypes,
     });
     const server: Server = app.listen(config.port, config.host);
     await new Promise<void>((resolve, reject) => {
@@ -99,7 +104,7 @@ async function main(): Promise<void> {
     logger.info({ port: config.port, role: config.role }, "API listening");
   }
   if (config.role !== "api") {
-    const runner: Runner = await startWorker(pool, logger, { db, storage });
+    const runner: Runner = await startWorker(pool, logger, { db, storage, signingSecret });
     started.push({ name: "worker", stop: () => runner.stop() });
   }
   starting = false;

@@ -8,7 +8,7 @@ import { hashApiKey } from "../src/auth/api-keys.js";
 import { KeyCache, LISTENER_APPLICATION_NAME } from "../src/auth/key-cache.js";
 import { revokeKeyByHash, type KeyRecord } from "../src/auth/repository.js";
 import { createDatabase, type Db } from "../src/db/database.js";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/app/create-app.js";
 import { RateLimits } from "../src/rate-limit/limiter.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount, buildKey } from "./helpers/factories.js";

@@ -457,6 +457,7 @@ describe("writeExportFiles", () => {
         return { size: bytes };
       },
       get: async () => undefined,
+      open: async () => undefined,
       size: async () => undefined,
       delete: async (key) => {
         deleted.push(key);

@@ -1,23 +1,13 @@
 import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
-import { readdirSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { toFileFormat } from "../src/export-formats/format.js";
-import { deleteExpiredExportFiles, exportLeadsToFiles } from "../src/export-history/service.js";
-import { openAnswerFile } from "../src/export-history/serve-file.js";
+import { deleteExpiredExportFiles } from "../src/export-history/service.js";
 import { signFileToken } from "../src/export-history/signed-links.js";
 import { exportFilesCleanup } from "../src/export-history/tasks/export_files__cleanup.js";
 import { defaultFileFormat, DEFAULT_COLUMNS } from "../src/export-files/format.js";
 import { useTestApp } from "./helpers/app.js";
-import {
-  binary,
-  buildExport,
-  buildFormat,
-  readZip,
-  rowsOf,
-  sampleLeads,
-} from "./helpers/export-factories.js";
+import { binary, buildExport, buildFormat, readZip, sampleLeads } from "./helpers/export-factories.js";
 import { buildAccount, buildKey } from "./helpers/factories.js";
 
 const t = useTestApp({ publicBaseUrl: "https://leads.example.test" });
@@ -81,35 +71,6 @@ describe("recording an export", () => {
     });
     expect(total.fileSize).toBeGreaterThan(100);
     expect(res.headers["x-ratelimit-limit"]).toBe("600");
-  });
-
-  it("removes the written files when recording fails", async () => {
-    const { accountId } = await buildAccount(t.ctx.db);
-    const format = {
-      ...defaultFileFormat(),
-      splitFiles: true,
-      splitMode: "equal_parts" as const,
-      numberOfParts: 2,
-    };
-    await expect(
-      exportLeadsToFiles(
-        deps(),
-        { accountId, rows: rowsOf(sampleLeads(3), format), totalCount: 3, format, method: "api" },
-        async (write) =>
-          t.ctx.db.transaction().execute(async (trx) => {
-            await write(trx);
-            throw new Error("charge failed");
-          }),
-      ),
-    ).rejects.toThrow("charge failed");
-    const rows = await t.ctx.db
-      .selectFrom("export_history")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .execute();
-    expect(rows).toEqual([]);
-    const dir = join(t.ctx.config.dataDir, "files", "exports", String(accountId));
-    expect(readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())).toEqual([]);
   });
 });
 
@@ -246,8 +207,8 @@ describe("GET /export-history/{id}/download", () => {
       includeTotal: true,
     };
     const { entries, answer } = await buildExport(deps(), accountId, sampleLeads(5), { format });
-    const opened = await openAnswerFile(t.ctx.storage, answer);
-    expect(opened).toMatchObject({ contentType: "application/zip", fileName: answer.fileName });
+    expect(answer).toMatchObject({ contentType: "application/zip", temporary: true });
+    const opened = (await t.ctx.storage.open(answer.storageKey))!;
     const zipBytes = Buffer.concat(await opened.body.toArray());
     expect(zipBytes.length).toBe(opened.size);
     const members = readZip(zipBytes);

@@ -1,10 +1,10 @@
-import { Router } from "express";
 import { sql } from "kysely";
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/http/app.js";
-import { authOf, type AppContext } from "../src/http/context.js";
+import { createApp } from "../src/app/create-app.js";
+import type { AppContext } from "../src/app/context.js";
+import type { OperationHandlers } from "../src/http/contract.js";
 import { jsonAnswer, runLongRunning } from "../src/jobs/index.js";
 import { claimRun } from "../src/jobs/repository.js";
 import { storeFinalAnswer } from "../src/jobs/service.js";
@@ -18,23 +18,23 @@ import { crashTestJob, startJobRunner, startWorkerProcess } from "./helpers/jobs
 
 const t = useTestApp();
 
-function testRoutes(ctx: AppContext): Router {
-  const router = Router();
-  router.post("/api/v1/email-schedules/:id/trigger", async (req, res) => {
-    const scheduleId = Number(req.params.id);
-    await runLongRunning(req, res, ctx, {
-      kind: crashTestJob,
-      accountId: authOf(res).accountId,
-      input: { scheduleId, hang: scheduleId === 1 ? "before-commit" : "after-commit" },
-    });
-  });
-  return router;
+function testHandlers(ctx: AppContext): Partial<OperationHandlers> {
+  return {
+    async triggerEmailSchedule(request) {
+      const scheduleId = request.params.id;
+      return runLongRunning(request, ctx, {
+        kind: crashTestJob,
+        accountId: request.caller.accountId,
+        input: { scheduleId, hang: scheduleId === 1 ? "before-commit" : "after-commit" },
+      });
+    },
+  };
 }
 
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  t.app = createApp(t.ctx, { testRoutes: [testRoutes(t.ctx)] });
+  t.app = createApp(t.ctx, { handlers: testHandlers(t.ctx) });
   await t.ctx.jobs.ensureQueue();
 });
 

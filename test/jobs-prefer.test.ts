@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parsePrefer, waitMillis } from "../src/jobs/prefer.js";
-import { jobSettingsFromEnv } from "../src/jobs/settings.js";
+import { loadConfig } from "../src/config.js";
 import { canonicalJson, requestHash } from "../src/jobs/request-hash.js";
 
 describe("parsePrefer", () => {
@@ -45,11 +45,12 @@ describe("requestHash", () => {
   });
 });
 
-describe("jobSettingsFromEnv", () => {
+describe("JOB_WAIT_SECONDS", () => {
   it("waits 75 s by default; JOB_WAIT_SECONDS sets 0-75", () => {
-    expect(jobSettingsFromEnv({}).defaultWaitMs).toBe(75_000);
-    expect(jobSettingsFromEnv({ JOB_WAIT_SECONDS: "2" }).defaultWaitMs).toBe(2_000);
-    expect(() => jobSettingsFromEnv({ JOB_WAIT_SECONDS: "90" })).toThrow(/JOB_WAIT_SECONDS/);
-    expect(() => jobSettingsFromEnv({ JOB_WAIT_SECONDS: "soon" })).toThrow(/JOB_WAIT_SECONDS/);
+    expect(loadConfig({}).jobWaitMs).toBe(75_000);
+    expect(loadConfig({ JOB_WAIT_SECONDS: "2" }).jobWaitMs).toBe(2_000);
+    expect(loadConfig({ JOB_WAIT_SECONDS: "0.5" }).jobWaitMs).toBe(500);
+    expect(() => loadConfig({ JOB_WAIT_SECONDS: "90" })).toThrow(/JOB_WAIT_SECONDS/);
+    expect(() => loadConfig({ JOB_WAIT_SECONDS: "soon" })).toThrow(/JOB_WAIT_SECONDS/);
   });
 });

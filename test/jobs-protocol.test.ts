@@ -1,9 +1,9 @@
-import { Router } from "express";
 import type { Runner } from "graphile-worker";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { chargeCredits, lockAccountCredits } from "../src/credits/ledger.js";
-import { createApp } from "../src/http/app.js";
-import { authOf, type AppContext } from "../src/http/context.js";
+import { createApp } from "../src/app/create-app.js";
+import type { AppContext } from "../src/app/context.js";
+import type { OperationHandlers } from "../src/http/contract.js";
 import { errors } from "../src/http/errors.js";
 import { defineJobKind, fileAnswer, JOB_LIFETIMES, jsonAnswer, runLongRunning } from "../src/jobs/index.js";
 import { sweepJobs } from "../src/jobs/tasks/jobs__sweep.js";
@@ -88,31 +88,34 @@ const suggestJob = defineJobKind<{ companyName: string }>({
 });
 
 /** The long-running endpoints of the contract, served by the test kinds. */
-function testRoutes(ctx: AppContext): Router {
-  const router = Router();
-  router.post("/api/v1/email-schedules/:id/trigger", async (req, res) => {
-    const scheduleId = Number(req.params.id);
-    const kind = scheduleId >= 900_000 ? slowJob : triggerJob;
-    await runLongRunning(req, res, ctx, { kind, accountId: authOf(res).accountId, input: { scheduleId } });
-  });
-  router.post("/api/v1/leads/export", async (req, res) => {
-    const body = req.body as { maxLeads?: number; positiveKeywords?: string[] };
-    const gate = body.positiveKeywords?.find((k) => k.startsWith("gate-")) ?? null;
-    await runLongRunning(req, res, ctx, {
-      kind: exportJob,
-      accountId: authOf(res).accountId,
-      input: { maxLeads: body.maxLeads ?? 1, gate },
-    });
-  });
-  router.post("/api/v1/ai/suggest-categories", async (req, res) => {
-    const body = req.body as { companyName: string };
-    await runLongRunning(req, res, ctx, {
-      kind: suggestJob,
-      accountId: authOf(res).accountId,
-      input: { companyName: body.companyName },
-    });
-  });
-  return router;
+function testHandlers(ctx: AppContext): Partial<OperationHandlers> {
+  return {
+    async triggerEmailSchedule(request) {
+      const scheduleId = request.params.id;
+      const kind = scheduleId >= 900_000 ? slowJob : triggerJob;
+      return runLongRunning(request, ctx, {
+        kind,
+        accountId: request.caller.accountId,
+        input: { scheduleId },
+      });
+    },
+    async exportLeads(request) {
+      const body = request.body as { maxLeads?: number; positiveKeywords?: string[] };
+      const gate = body.positiveKeywords?.find((k) => k.startsWith("gate-")) ?? null;
+      return runLongRunning(request, ctx, {
+        kind: exportJob,
+        accountId: request.caller.accountId,
+        input: { maxLeads: body.maxLeads ?? 1, gate },
+      });
+    },
+    async suggestCategories(request) {
+      return runLongRunning(request, ctx, {
+        kind: suggestJob,
+        accountId: request.caller.accountId,
+        input: { companyName: request.body.companyName },
+      });
+    },
+  };
 }
 
 let runner: Runner;
@@ -120,7 +123,7 @@ let nextSchedule = 1;
 const newSchedule = () => nextSchedule++;
 
 beforeAll(async () => {
-  t.app = createApp(t.ctx, { testRoutes: [testRoutes(t.ctx)] });
+  t.app = createApp(t.ctx, { handlers: testHandlers(t.ctx) });
   runner = await startJobRunner(t.ctx);
 });
 

@@ -1,7 +1,8 @@
 import pg from "pg";
 import supertest from "supertest";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/app/create-app.js";
+import { SchemaTypesCache } from "../src/leads/schema-types.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLead } from "./helpers/leads-factories.js";
@@ -30,7 +31,8 @@ describe("GET /leads/other/schema-types", () => {
     await locker.connect();
     await locker.query("begin");
     await locker.query("lock table leads in access exclusive mode");
-    const app = createApp(t.ctx);
+    const schemaTypes = new SchemaTypesCache(t.ctx.db, t.ctx.logger).start();
+    const app = createApp({ ...t.ctx, schemaTypes });
     try {
       const warming = await supertest(app).get("/api/v1/leads/other/schema-types").set(auth).expect(503);
       expect(warming.body.error).toBe("schema_types_warming");
@@ -40,6 +42,7 @@ describe("GET /leads/other/schema-types", () => {
       await locker.end();
     }
     const ready = await waitForList(app, auth);
+    schemaTypes.stop();
     expect(ready.body).toEqual({ data: ["Dentist", "LocalBusiness", "Plumber"] });
   });
 

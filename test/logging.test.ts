@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import supertest from "supertest";
 import { describe, expect, it } from "vitest";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/app/create-app.js";
 import { REDACTED_PATHS } from "../src/lib/logger.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";

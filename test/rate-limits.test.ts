@@ -61,23 +61,20 @@ describe("rate limits", () => {
     expect(account.first_name).toBeNull();
   });
 
-  it("applies the most specific limit of each endpoint family", () => {
-    expect(limitsFor("GET", "/api/v1/me", true)).toEqual([LIMITS.general]);
-    expect(limitsFor("POST", "/api/v1/leads/export", true)).toEqual([LIMITS.general, LIMITS.export]);
-    expect(limitsFor("POST", "/api/v1/lead-export-history/re-export", true)).toEqual([
-      LIMITS.general,
-      LIMITS.export,
-    ]);
-    expect(limitsFor("POST", "/api/v1/ai/suggest-categories", true)).toEqual([LIMITS.general, LIMITS.ai]);
-    expect(limitsFor("GET", "/api/v1/integrations/{id}", true)).toEqual([LIMITS.general, LIMITS.integration]);
-    expect(limitsFor("POST", "/api/v1/integrations/{provider}/connect", true)).toEqual([
-      LIMITS.general,
-      LIMITS.connect,
-    ]);
-    expect(limitsFor("GET", "/api/v1/jobs/{jobId}", true)).toEqual([LIMITS.general]);
-    expect(limitsFor("POST", "/api/v1/purchase", false)).toEqual([LIMITS.purchase]);
-    expect(limitsFor("POST", "/api/v1/claim-key", false)).toEqual([LIMITS.claimKey]);
-    expect(limitsFor("GET", "/api/v1/health", false)).toEqual([]);
+  it("applies the most specific limit of each operation", () => {
+    expect(limitsFor("getProfile", true)).toEqual([LIMITS.general]);
+    expect(limitsFor("exportLeads", true)).toEqual([LIMITS.general, LIMITS.export]);
+    expect(limitsFor("reExportLeadExportHistory", true)).toEqual([LIMITS.general, LIMITS.export]);
+    expect(limitsFor("suggestCategories", true)).toEqual([LIMITS.general, LIMITS.ai]);
+    // Polling keyword generation counts only toward the general limit (openapi.yaml, getKeywordStatus).
+    expect(limitsFor("getKeywordStatus", true)).toEqual([LIMITS.general]);
+    expect(limitsFor("getIntegration", true)).toEqual([LIMITS.general, LIMITS.integration]);
+    expect(limitsFor("connectIntegration", true)).toEqual([LIMITS.general, LIMITS.connect]);
+    expect(limitsFor("getJob", true)).toEqual([LIMITS.general]);
+    expect(limitsFor("purchase", false)).toEqual([LIMITS.purchase]);
+    expect(limitsFor("claimKey", false)).toEqual([LIMITS.claimKey]);
+    expect(limitsFor("getHealth", false)).toEqual([]);
+    expect(limitsFor("integrationOAuthCallback", false)).toEqual([]);
   });
 
   it("reports the most specific exceeded limit when several are counted", async () => {

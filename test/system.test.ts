@@ -4,7 +4,7 @@ import supertest from "supertest";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { Database } from "../src/db/schema.js";
-import { createApp } from "../src/http/app.js";
+import { createApp } from "../src/app/create-app.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 

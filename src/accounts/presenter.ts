@@ -1,9 +1,9 @@
 import { fromTenths, spendableTenths } from "../credits/ledger.js";
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import { PLANS, isPlanId } from "./plans.js";
 import type { AccountWithBalance } from "./service.js";
 
-export type ProfileBody = JsonResponse<"getProfile", 200>["data"];
+export type ProfileBody = JsonBody<"getProfile", 200>["data"];
 
 /** The API's profile of an account. */
 export function toProfile({ account, balance }: AccountWithBalance): ProfileBody {

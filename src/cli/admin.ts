@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     console.error(`usage: npm run admin -- <${Object.keys(commands).join("|")}> [options]`);
     process.exit(2);
   }
-  const config = loadConfig();
+  const config = loadConfig(process.env);
   const logger = createLogger(process.env.LOG_LEVEL ?? "warn");
   const location = await resolveDatabase(config, logger);
   const { db } = createDatabase(location.url, 4);

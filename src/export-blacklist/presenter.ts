@@ -1,8 +1,8 @@
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import type { BlacklistEntry } from "./repository.js";
 import type { AddResult } from "./service.js";
 
-export type BlacklistEntryBody = JsonResponse<"listExportBlacklist", 200>["data"][number];
+export type BlacklistEntryBody = JsonBody<"listExportBlacklist", 200>["data"][number];
 
 /** The API's shape of a blacklist entry. */
 export function toBlacklistEntryBody(entry: BlacklistEntry): BlacklistEntryBody {
@@ -15,6 +15,6 @@ export function toBlacklistEntryBody(entry: BlacklistEntry): BlacklistEntryBody 
 }
 
 /** The API's shape of the result of adding entries. */
-export function toAddResultBody(result: AddResult): JsonResponse<"addExportBlacklistEntries", 201>["data"] {
+export function toAddResultBody(result: AddResult): JsonBody<"addExportBlacklistEntries", 201>["data"] {
   return { added: result.added.map(toBlacklistEntryBody), skipped: result.skipped };
 }

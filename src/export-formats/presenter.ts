@@ -1,7 +1,7 @@
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import type { ExportFormat } from "./format.js";
 
-export type ExportFormatBody = JsonResponse<"getExportFormat", 200>["data"];
+export type ExportFormatBody = JsonBody<"getExportFormat", 200>["data"];
 
 /** The API's export format. */
 export function toExportFormatBody(format: ExportFormat): ExportFormatBody {

@@ -1,7 +1,7 @@
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import type { ListedEntry } from "./service.js";
 
-export type ExportHistoryEntryBody = JsonResponse<"listExportHistory", 200>["data"][number];
+export type ExportHistoryEntryBody = JsonBody<"listExportHistory", 200>["data"][number];
 
 /** The API's export history entry. */
 export function toExportHistoryEntryBody({ entry, unavailableReason }: ListedEntry): ExportHistoryEntryBody {

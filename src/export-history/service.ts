@@ -1,15 +1,7 @@
-import type { Readable } from "node:stream";
 import type { Db, DbOrTrx } from "../db/database.js";
-import { fileUnavailable } from "../export-files/errors.js";
 import { CONTENT_TYPES } from "../export-files/format.js";
-import {
-  deleteExportFiles,
-  writeExportFiles,
-  zipAnswerKeyOf,
-  type ExportAnswerFile,
-  type WriteExportInput,
-  type WrittenExport,
-} from "../export-files/store.js";
+import { deleteExportFiles, zipAnswerKeyOf, type WrittenExport } from "../export-files/store.js";
+import type { ServedFile } from "../http/contract.js";
 import { errors } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import {
@@ -20,6 +12,7 @@ import {
   type Unavailability,
 } from "./entry.js";
 import { findEntry, findExpiredStored, insertEntries, listEntries, markFilesDeleted } from "./repository.js";
+import { fileUnavailable } from "./errors.js";
 import { LINK_LIFETIME_MS, signFileToken, verifyFileToken } from "./signed-links.js";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -49,24 +42,16 @@ export async function listExportHistory(
   return { entries: listed, totalCount };
 }
 
-/** A file ready to stream. */
-export interface FileToServe {
-  fileName: string;
-  contentType: string;
-  size: number;
-  body: Readable;
-}
-
+/** The entry's file opened to be served: 410 `file_unavailable` once expired or no longer stored. */
 async function openEntryFile(
   storage: FileStorage,
   entry: ExportHistoryEntry,
   now: Date,
-): Promise<FileToServe> {
+): Promise<ServedFile<(typeof CONTENT_TYPES)[ExportHistoryEntry["fileType"]]>> {
   if (unavailability(entry, now, 0) === "expired") throw fileUnavailable("expired");
-  const size = await storage.size(entry.storageKey);
-  const body = size === undefined ? undefined : await storage.get(entry.storageKey);
-  if (size === undefined || !body) throw fileUnavailable("missing");
-  return { fileName: entry.fileName, contentType: CONTENT_TYPES[entry.fileType], size, body };
+  const stored = await storage.open(entry.storageKey);
+  if (!stored) throw fileUnavailable("missing");
+  return { fileName: entry.fileName, contentType: CONTENT_TYPES[entry.fileType], ...stored };
 }
 
 /** The account's file `id`: 404 for another account's, 410 `file_unavailable` once expired or gone. */
@@ -76,7 +61,7 @@ export async function openExportFile(
   accountId: number,
   id: number,
   now = new Date(),
-): Promise<FileToServe> {
+): Promise<ServedFile<(typeof CONTENT_TYPES)[ExportHistoryEntry["fileType"]]>> {
   const entry = await findEntry(db, accountId, id);
   if (!entry) throw errors.notFound("Export history entry not found.");
   return openEntryFile(storage, entry, now);
@@ -135,7 +120,7 @@ export async function openSignedFile(
   signingSecret: string,
   token: string,
   now = new Date(),
-): Promise<FileToServe> {
+): Promise<ServedFile<(typeof CONTENT_TYPES)[ExportHistoryEntry["fileType"]]>> {
   const claim = verifyFileToken(signingSecret, token);
   if (!claim) throw errors.notFound("This download link is not valid.");
   const entry = await findEntry(db, claim.accountId, claim.entryId);
@@ -184,44 +169,6 @@ export async function recordExportFiles(
       expiresAt,
     })),
   );
-}
-
-/** An export to write and record in one go. */
-export interface ExportToFilesInput extends WriteExportInput {
-  method: ExportMethod;
-}
-
-/**
- * Writes the export's files to storage (streamed, see writeExportFiles) and records them as export
- * history entries. `record` runs the insert; pass one that also charges in the same transaction,
- * or leave it out to insert alone. When recording fails the stored files are removed.
- */
-export async function exportLeadsToFiles(
-  deps: { db: Db; storage: FileStorage },
-  input: ExportToFilesInput,
-  record: (write: (db: DbOrTrx) => Promise<ExportHistoryEntry[]>) => Promise<ExportHistoryEntry[]> = (
-    write,
-  ) => write(deps.db),
-): Promise<{ entries: ExportHistoryEntry[]; answer: ExportAnswerFile; written: WrittenExport }> {
-  const createdAt = input.date ?? new Date();
-  const written = await writeExportFiles(deps.storage, { ...input, date: createdAt });
-  try {
-    const entries = await record((db) =>
-      recordExportFiles(db, {
-        accountId: input.accountId,
-        written,
-        formatName: input.format.name,
-        method: input.method,
-        createdAt,
-      }),
-    );
-    return { entries, answer: written.answer, written };
-  } catch (err) {
-    const keys = written.files.map((f) => f.storageKey);
-    if (written.answer.temporary) keys.push(written.answer.storageKey);
-    await deleteExportFiles(deps.storage, keys);
-    throw err;
-  }
 }
 
 /**

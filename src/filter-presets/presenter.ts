@@ -1,7 +1,7 @@
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import type { FilterPreset } from "./repository.js";
 
-export type FilterPresetBody = JsonResponse<"createFilterPreset", 201>["data"];
+export type FilterPresetBody = JsonBody<"createFilterPreset", 201>["data"];
 
 /** The API's shape of a filter preset. */
 export function toFilterPresetBody(preset: FilterPreset): FilterPresetBody {

@@ -1,7 +1,9 @@
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
-import { RateLimitExceeded } from "../rate-limit/limiter.js";
-import { ApiError, type ErrorDetail } from "./errors.js";
+import type { ContractViolation } from "./contract-violations.js";
+import { ApiError, invalidInput, type ErrorDetail } from "./errors.js";
+import { matchedOf } from "./request-state.js";
+import type { SpecOperation } from "./spec.js";
 
 interface ValidatorErrorItem {
   path?: string;
@@ -36,66 +38,72 @@ function toDetails(items: ValidatorErrorItem[]): ErrorDetail[] {
   return items.map((item) => ({ path: detailPath(item.path), message: item.message }));
 }
 
-/** Turns a request-validation failure into the documented error (code per endpoint family). */
-function fromValidator(err: ValidatorError, path: string): ApiError {
+/** A request-validation failure as the 400 the operation declares, with `details`. */
+function fromValidator(err: ValidatorError, operation: SpecOperation | undefined): ApiError {
   const details = toDetails(err.errors ?? []);
   if (err.status === 404 || err.status === 405) return new ApiError(404, "not_found", "No such endpoint.");
-  // POST /enrichments reports its validation errors as invalid_request (see the document's Errors).
-  const code = path.startsWith("/api/v1/enrichments") ? "invalid_request" : "validation_error";
   if (err.status === 415) {
-    return new ApiError(
-      400,
-      code,
+    return invalidInput(
+      operation,
       "The request body must be JSON (Content-Type: application/json).",
       details,
     );
   }
-  if (err.status === 413) return new ApiError(400, code, "The request body is too large.", details);
+  if (err.status === 413) return invalidInput(operation, "The request body is too large.", details);
   if (err.status >= 400 && err.status < 500) {
     const summary = details.map((d) => `${d.path.join(".")}: ${d.message}`).join("; ");
-    return new ApiError(400, code, summary ? `Invalid request: ${summary}` : "Invalid request.", details);
+    return invalidInput(operation, summary ? `Invalid request: ${summary}` : "Invalid request.", details);
   }
   return new ApiError(500, "internal_error", "An unexpected error occurred.");
 }
 
-/** The one place where errors become HTTP answers. Unknown errors never leak their message. */
-export function errorHandler(logger: Logger): ErrorRequestHandler {
+/** Whether the contract declares this error code for the operation and status (501: not built). */
+function declared(operation: SpecOperation, error: ApiError): boolean {
+  if (error.status === 501) return true;
+  return operation.errorCodes.get(error.status)?.has(error.code) ?? false;
+}
+
+/**
+ * The one place where errors become HTTP answers. Input the contract validator refused gets the
+ * 400 code the operation declares; unknown errors become 500 `internal_error` without their
+ * message. An answer whose code the operation does not declare for its status is still sent, and
+ * logged as a contract violation (and passed to `reportViolation`, which tests use to fail).
+ */
+export function errorHandler(
+  logger: Logger,
+  reportViolation?: (violation: ContractViolation) => void,
+): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) {
       logger.error({ err, reqId: req.id }, "error after the answer started");
       res.destroy();
       return;
     }
+    const operation = matchedOf(res)?.operation;
     let apiError: ApiError;
     if (err instanceof ApiError) apiError = err;
     else if ((err as { type?: string }).type === "entity.parse.failed") {
-      apiError = new ApiError(400, "validation_error", "The request body is not valid JSON.", [
+      apiError = invalidInput(operation, "The request body is not valid JSON.", [
         { path: ["body"], message: "malformed JSON" },
       ]);
     } else if ((err as { type?: string }).type === "entity.too.large") {
-      apiError = new ApiError(400, "validation_error", "The request body is too large.", [
+      apiError = invalidInput(operation, "The request body is too large.", [
         { path: ["body"], message: "too large" },
       ]);
     } else if (isValidatorError(err)) {
-      apiError = fromValidator(err, req.path);
+      apiError = fromValidator(err, operation);
       if (apiError.status === 500) logger.error({ err, reqId: req.id }, "validator failure");
     } else {
       logger.error({ err, reqId: req.id }, "unhandled error");
       apiError = new ApiError(500, "internal_error", "An unexpected error occurred.");
     }
-    for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
-    if (apiError instanceof RateLimitExceeded) {
-      res
-        .status(429)
-        .json({ error: apiError.code, message: apiError.message, retryAfter: apiError.retryAfter });
-      return;
+    if (operation && !declared(operation, apiError)) {
+      const message = `${operation.operationId} does not declare ${apiError.status} ${apiError.code}`;
+      logger.error({ reqId: req.id }, message);
+      reportViolation?.({ method: req.method, path: req.originalUrl, status: apiError.status, message });
     }
-    const body: { error: string; message: string; details?: ErrorDetail[] } = {
-      error: apiError.code,
-      message: apiError.message,
-    };
-    if (apiError.details && apiError.details.length > 0) body.details = apiError.details;
-    res.status(apiError.status).json(body);
+    for (const [name, value] of Object.entries(apiError.headers)) res.setHeader(name, value);
+    res.status(apiError.status).json(apiError.body());
     void next;
   };
 }

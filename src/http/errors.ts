@@ -19,6 +19,16 @@ export class ApiError extends Error {
     super(message);
     this.name = "ApiError";
   }
+
+  /** The answer body: `{error, message, details?}` (a subclass may add members). */
+  body(): Record<string, unknown> {
+    const body: { error: string; message: string; details?: ErrorDetail[] } = {
+      error: this.code,
+      message: this.message,
+    };
+    if (this.details && this.details.length > 0) body.details = this.details;
+    return body;
+  }
 }
 
 /** The error codes of the API, with their statuses and a factory for each. */
@@ -43,3 +53,26 @@ export const errors = {
     }),
   internal: () => new ApiError(500, "internal_error", "An unexpected error occurred."),
 };
+
+/** The 400 codes an operation may declare for a request it cannot read, in order of preference. */
+const INVALID_INPUT_CODES = ["validation_error", "invalid_request", "bad_request"] as const;
+
+/**
+ * 400 for input the operation cannot take, with the code the operation declares for it in the
+ * contract (`validation_error` for most; `invalid_request` for `POST /enrichments`; `bad_request`
+ * where that is the only 400 code, as on `POST /ai/generate-keywords`).
+ */
+export function invalidInput(
+  operation: { errorCodes: ReadonlyMap<number, ReadonlySet<string>> } | undefined,
+  message: string,
+  details?: ErrorDetail[],
+): ApiError {
+  const declared = operation?.errorCodes.get(400);
+  const code = INVALID_INPUT_CODES.find((c) => declared?.has(c)) ?? "validation_error";
+  return new ApiError(400, code, message, details);
+}
+
+/** 501 `not_implemented`: an operation of the contract marked not built in the handler registry. */
+export function notBuilt(): ApiError {
+  return new ApiError(501, "not_implemented", "This endpoint is not implemented yet.");
+}

@@ -31,12 +31,7 @@ export function fileAnswer(file: AnswerFile, headers: Record<string, string> = {
 
 /** The documented `{error, message, details?}` answer of an ApiError, with its headers. */
 export function errorAnswer(err: ApiError): JobAnswer {
-  const body: { error: string; message: string; details?: unknown } = {
-    error: err.code,
-    message: err.message,
-  };
-  if (err.details && err.details.length > 0) body.details = err.details;
-  return { status: err.status, headers: { ...err.headers }, body };
+  return { status: err.status, headers: { ...err.headers }, body: err.body() };
 }
 
 /** 500 `job_timeout`: the stored answer of a job past its time limit. */

@@ -1,5 +1,6 @@
 /**
- * The job protocol of long-running requests (the document's "Background jobs").
+ * The job protocol of long-running requests (openapi.yaml: `getJob` and the 202 of each
+ * long-running operation; docs/jobs.md).
  *
  * A long-running endpoint (POST /leads/export, /email-schedules/{id}/trigger,
  * /ai/suggest-categories, /lead-export-history/refresh, /re-export, /refresh-and-export):
@@ -34,11 +35,11 @@
  *      `errorAnswer(err)`): a failed job keeps its error answer like any other. `job.signal`
  *      aborts at the time limit and on worker shutdown; check it in long loops.
  *
- *   2. In the route: check the input first (4xx at once, nothing queued), then
+ *   2. In the operation's handler: check the input first (4xx at once, nothing queued), then
  *
- *        await runLongRunning(req, res, ctx, { kind: leadsExportJob, accountId, input });
+ *        return runLongRunning(request, deps, { kind: leadsExportJob, accountId, input });
  *
- *      It handles Prefer (wait=N 0-75 from arrival, respond-async, Preference-Applied), the
+ *      It returns the answer (the handler returns it as it is) and handles Prefer (wait=N 0-75 from arrival, respond-async, Preference-Applied), the
  *      Idempotency-Key rules (replays, 409 idempotency_key_reused, 410 job_result_expired, keys per
  *      endpoint, 409/429/503 and keyKeepingStatuses answers not using the key up), identical
  *      requests without a key joining the running job, the capacity, and the answer: the job's
@@ -65,7 +66,12 @@ export {
   type JobKind,
   type JobKindDefinition,
 } from "./kinds.js";
-export { runLongRunning, type LongRunningRequest } from "./long-running.js";
+export {
+  runLongRunning,
+  type LongRunningCall,
+  type LongRunningDeps,
+  type LongRunningRequest,
+} from "./long-running.js";
 export { JobsRuntime } from "./runtime.js";
 export type { JobTaskDeps } from "./tasks/jobs__run.js";
 

@@ -27,6 +27,8 @@ export interface JobContext {
   db: Db;
   storage: FileStorage;
   logger: Logger;
+  /** The deployment's signing secret (signed download links in a job's answer). */
+  signingSecret: string;
   /** Aborted at the time limit (the answer is then 500 `job_timeout`) or on worker shutdown. */
   signal: AbortSignal;
   /** Persists progress (cheap; call it every few seconds, not per row). */

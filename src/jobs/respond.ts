@@ -1,16 +1,8 @@
-import type { Response } from "express";
-import { pipeline } from "node:stream/promises";
+import type { ReplayedAnswer, StoredAnswer } from "../http/contract.js";
 import type { FileStorage } from "../storage/file-storage.js";
-import { send } from "../http/types.js";
 import { jobErrors } from "./errors.js";
 import { acceptedHeaders, toJobAccepted } from "./presenter.js";
 import type { Job } from "./repository.js";
-
-/** `attachment; filename="..."` with a plain-ASCII name and the exact name in `filename*`. */
-export function contentDisposition(fileName: string): string {
-  const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
-}
 
 /** How an answer is being given. */
 export interface AnswerOptions {
@@ -20,23 +12,30 @@ export interface AnswerOptions {
   withJobStatus: boolean;
 }
 
-/** Writes the 202 answer of a running job. */
-export function writeAccepted(res: Response, job: Job, preferenceApplied: string | undefined): void {
-  res.set(acceptedHeaders(job, preferenceApplied));
-  send(res, "getJob", 202, toJobAccepted(job));
+/**
+ * An answer of the job protocol. The stored answers were built by the job kind of the request's
+ * own operation when it finished (src/jobs/kinds.ts), and the 202 is the `JobAcceptedResponse`
+ * every long-running operation and `getJob` declare: this is where they become answers.
+ */
+function replay(answer: StoredAnswer): ReplayedAnswer {
+  return answer as ReplayedAnswer;
+}
+
+/** The 202 answer of a running job. */
+export function acceptedAnswer(job: Job, preferenceApplied: string | undefined): ReplayedAnswer {
+  return replay({ status: 202, headers: acceptedHeaders(job, preferenceApplied), body: toJobAccepted(job) });
 }
 
 /**
- * Writes a finished job's stored answer exactly as it was given: status, headers and body (JSON,
- * or the file streamed from storage), plus `X-SVC-Job-Id` and `Cache-Control: no-store`.
- * An expired job, or a file no longer in storage, is 410 `job_result_expired`.
+ * A finished job's stored answer exactly as it was given: status, headers and body (JSON, or the
+ * file opened from storage), plus `X-SVC-Job-Id` and `Cache-Control: no-store`. An expired job,
+ * or a file no longer in storage, is 410 `job_result_expired`.
  */
-export async function writeStoredAnswer(
-  res: Response,
+export async function storedAnswer(
   storage: FileStorage,
   job: Job,
   options: AnswerOptions,
-): Promise<void> {
+): Promise<ReplayedAnswer> {
   const answer = job.answer;
   if (job.status === "expired" || job.status === "running" || !answer) throw jobErrors.resultExpired();
   const headers: Record<string, string> = {
@@ -46,20 +45,9 @@ export async function writeStoredAnswer(
   };
   if (options.withJobStatus) headers["X-SVC-Job-Status"] = job.status;
   if (options.preferenceApplied) headers["Preference-Applied"] = options.preferenceApplied;
-  if ("file" in answer) {
-    const size = await storage.size(answer.file.storageKey);
-    const stream = size === undefined ? undefined : await storage.get(answer.file.storageKey);
-    if (!stream || size === undefined) throw jobErrors.resultExpired();
-    res.status(answer.status).set({
-      ...headers,
-      "Content-Type": answer.file.contentType,
-      "Content-Disposition": contentDisposition(answer.file.fileName),
-      "Content-Length": String(size),
-    });
-    await pipeline(stream, res);
-    return;
-  }
-  // The stored body was built by the job kind through its own typed presenter; it is replayed
-  // as it was (the contract lists every stored answer of getJob and of the long-running calls).
-  res.status(answer.status).set(headers).json(answer.body);
+  if (!("file" in answer)) return replay({ status: answer.status, headers, body: answer.body });
+  const stored = await storage.open(answer.file.storageKey);
+  if (!stored) throw jobErrors.resultExpired();
+  const { fileName, contentType } = answer.file;
+  return replay({ status: answer.status, headers, file: { fileName, contentType, ...stored } });
 }

@@ -2,7 +2,7 @@ import { Logger as WorkerLogger, runMigrations } from "graphile-worker";
 import type { Logger } from "pino";
 import type pg from "pg";
 import { JobNotifier } from "./notifier.js";
-import { jobSettingsFromEnv, type JobSettings } from "./settings.js";
+import type { JobSettings } from "./settings.js";
 
 /** graphile-worker's logger, writing to the service's pino logger. */
 export function workerLogger(logger: Logger): WorkerLogger {
@@ -25,7 +25,7 @@ export class JobsRuntime {
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger: Logger,
-    readonly settings: JobSettings = jobSettingsFromEnv(),
+    readonly settings: JobSettings,
   ) {
     this.notifier = new JobNotifier(pool, logger);
   }

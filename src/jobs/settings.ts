@@ -1,4 +1,4 @@
-/** Settings of the job protocol (environment variables, read once). */
+/** Settings of the job protocol (from the configuration, src/config.ts). */
 export interface JobSettings {
   /** Wait of a long-running request without `Prefer: wait` (JOB_WAIT_SECONDS, default 75). */
   defaultWaitMs: number;
@@ -22,13 +22,3 @@ export const HEARTBEAT_MS = 10_000;
 export const STALE_HEARTBEAT_MS = 60_000;
 /** Past its deadline plus this, a running job is answered 500 `job_timeout` by anyone who looks. */
 export const DEADLINE_GRACE_MS = 30_000;
-
-/** Reads the settings from the environment. */
-export function jobSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): JobSettings {
-  const raw = env.JOB_WAIT_SECONDS;
-  const seconds = raw === undefined || raw === "" ? MAX_REQUEST_WAIT_SECONDS : Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_REQUEST_WAIT_SECONDS) {
-    throw new Error(`JOB_WAIT_SECONDS must be a number from 0 to ${MAX_REQUEST_WAIT_SECONDS}`);
-  }
-  return { defaultWaitMs: Math.round(seconds * 1000), recheckMs: 2_000 };
-}

@@ -1,7 +1,7 @@
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import type { KeywordList } from "./repository.js";
 
-export type KeywordListBody = JsonResponse<"createKeywordList", 201>["data"];
+export type KeywordListBody = JsonBody<"createKeywordList", 201>["data"];
 
 /** The API's shape of a keyword list. */
 export function toKeywordListBody(list: KeywordList): KeywordListBody {

@@ -1,7 +1,7 @@
-import type { JsonResponse } from "../http/types.js";
+import type { JsonBody } from "../http/contract.js";
 import type { HistoryEntryWithLead } from "./service.js";
 
-export type HistoryEntryBody = JsonResponse<"listLeadExportHistory", 200>["data"][number];
+export type HistoryEntryBody = JsonBody<"listLeadExportHistory", 200>["data"][number];
 
 /** The API's shape of a lead export history entry (dates in UTC). */
 export function toHistoryEntryBody({ entry, snapshot, lead }: HistoryEntryWithLead): HistoryEntryBody {

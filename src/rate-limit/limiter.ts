@@ -24,6 +24,11 @@ export class RateLimitExceeded extends ApiError {
   get retryAfter(): number {
     return Number(this.headers["Retry-After"]);
   }
+
+  /** `{error: "Rate limit exceeded", message, retryAfter}`, `retryAfter` equal to `Retry-After`. */
+  override body(): Record<string, unknown> {
+    return { error: this.code, message: this.message, retryAfter: this.retryAfter };
+  }
 }
 
 /**

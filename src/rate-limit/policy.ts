@@ -1,4 +1,6 @@
-/** One limit of the document's Limits table. */
+import type { OperationId } from "../http/contract.js";
+
+/** One rate limit of the service (the limits are listed in openapi.yaml's operation descriptions). */
 export interface LimitRule {
   /** Prefix of the counter keys; one Postgres-backed limiter per rule. */
   name: string;
@@ -69,27 +71,58 @@ export const LIMITS = {
   },
 } satisfies Record<string, LimitRule>;
 
-const EXPORT_PATHS = new Set([
-  "POST /api/v1/leads/export",
-  "POST /api/v1/lead-export-history/refresh",
-  "POST /api/v1/lead-export-history/re-export",
-  "POST /api/v1/lead-export-history/refresh-and-export",
+/** Operations limited to 5 per minute per key besides the general limit (exports). */
+const EXPORT_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
+  "exportLeads",
+  "refreshLeadExportHistory",
+  "reExportLeadExportHistory",
+  "refreshAndExportLeadExportHistory",
 ]);
 
+/** AI operations: 5 per minute per key (`getKeywordStatus` counts only toward the general limit). */
+const AI_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
+  "suggestCategories",
+  "generateKeywords",
+]);
+
+/** Keyed integration operations: 60 per minute per account (connect: 30 per minute per account). */
+const INTEGRATION_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
+  "listIntegrationProviders",
+  "listIntegrations",
+  "getIntegration",
+  "createWebhookIntegration",
+  "updateIntegration",
+  "deleteIntegration",
+  "listIntegrationDeliveries",
+  "retryIntegrationDelivery",
+  "testIntegration",
+  "pushLeadToIntegration",
+  "getIntegrationFieldMapping",
+  "updateIntegrationFieldMapping",
+  "resetIntegrationFieldMapping",
+  "testIntegrationFieldMapping",
+  "listDealsCrmPipelines",
+  "getDealsCrmDealFields",
+]);
+
+/** Operations without a key limited per client IP. */
+const PER_IP: Partial<Record<OperationId, LimitRule>> = {
+  purchase: LIMITS.purchase,
+  claimKey: LIMITS.claimKey,
+};
+
 /**
- * The limits that apply to an operation (by method and path template), most specific last.
- * Keyed operations always count toward the general 600 per minute.
+ * The limits that apply to an operation, most specific last. Keyed operations always count toward
+ * the general 600 per minute; operations without a key count only toward their per-IP limit.
  */
-export function limitsFor(method: string, pathTemplate: string, requiresKey: boolean): LimitRule[] {
-  const id = `${method} ${pathTemplate}`;
+export function limitsFor(operationId: OperationId, requiresKey: boolean): LimitRule[] {
   if (!requiresKey) {
-    if (id === "POST /api/v1/purchase") return [LIMITS.purchase];
-    if (id === "POST /api/v1/claim-key") return [LIMITS.claimKey];
-    return [];
+    const rule = PER_IP[operationId];
+    return rule ? [rule] : [];
   }
-  if (EXPORT_PATHS.has(id)) return [LIMITS.general, LIMITS.export];
-  if (pathTemplate.startsWith("/api/v1/ai/")) return [LIMITS.general, LIMITS.ai];
-  if (pathTemplate === "/api/v1/integrations/{provider}/connect") return [LIMITS.general, LIMITS.connect];
-  if (pathTemplate.startsWith("/api/v1/integrations")) return [LIMITS.general, LIMITS.integration];
+  if (EXPORT_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.export];
+  if (AI_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.ai];
+  if (operationId === "connectIntegration") return [LIMITS.general, LIMITS.connect];
+  if (INTEGRATION_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.integration];
   return [LIMITS.general];
 }

@@ -4,7 +4,7 @@ import { dirname, join, resolve, sep } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { randomUUID } from "node:crypto";
-import type { FileStorage } from "./file-storage.js";
+import type { FileStorage, StoredFile } from "./file-storage.js";
 
 /** Bytes read per chunk when a file is streamed (fewer, larger chunks than the default 64 KB). */
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -63,6 +63,17 @@ export class LocalDiskStorage implements FileStorage {
       return undefined;
     }
     return createReadStream(path, { highWaterMark: READ_CHUNK_BYTES });
+  }
+
+  async open(key: string): Promise<StoredFile | undefined> {
+    const path = this.pathOf(key);
+    let size: number;
+    try {
+      size = (await stat(path)).size;
+    } catch {
+      return undefined;
+    }
+    return { size, body: createReadStream(path, { highWaterMark: READ_CHUNK_BYTES }) };
   }
 
   async size(key: string): Promise<number | undefined> {

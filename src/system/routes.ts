@@ -1,27 +1,15 @@
 import { Router } from "express";
-import { sql } from "kysely";
 import swaggerUi from "swagger-ui-express";
-import type { AppContext } from "../http/context.js";
-import { loadSpec } from "../http/spec.js";
 
-/** Health check, the contract file and the interactive reference (no key, not rate limited). */
-export function systemRoutes(ctx: AppContext): Router {
+/**
+ * The contract file and the interactive reference (outside `/api/v1`: not operations of the
+ * contract; no key, not rate limited).
+ */
+export function contractDocumentRoutes(spec: { text: string; document: unknown }): Router {
   const router = Router();
-  const spec = loadSpec();
-
-  router.get("/api/v1/health", async (_req, res) => {
-    try {
-      await sql`select 1`.execute(ctx.db);
-      res.json({ status: "ok", version: "1.0.0", time: new Date().toISOString() });
-    } catch {
-      res.status(503).json({ error: "service_unavailable", message: "The database cannot be reached." });
-    }
-  });
-
   router.get("/openapi.yaml", (_req, res) => {
     res.type("application/yaml").send(spec.text);
   });
-
   router.use(
     "/docs",
     swaggerUi.serve,

@@ -1,14 +1,16 @@
+import { TEST_SIGNING_SECRET } from "./signing-secret.js";
 import type { Express } from "express";
 import { pino } from "pino";
 import supertest from "supertest";
 import { afterAll, beforeAll } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
-import { createApp } from "../../src/http/app.js";
-import type { AppContext } from "../../src/http/context.js";
+import { createApp } from "../../src/app/create-app.js";
+import type { AppContext } from "../../src/app/context.js";
 import { RateLimits } from "../../src/rate-limit/limiter.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 import { JobsRuntime } from "../../src/jobs/runtime.js";
 import { KeyCache } from "../../src/auth/key-cache.js";
+import { SchemaTypesCache } from "../../src/leads/schema-types.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,8 +29,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     ...loadConfig({}),
     validateResponses: true,
     logLevel: "silent",
-    allowPrivateNetworkFetch: true,
-    signingSecret: "test-signing-secret",
+    outboundAllowPrivate: true,
+    signingSecret: TEST_SIGNING_SECRET,
     ...overrides,
   };
 }
@@ -40,19 +42,21 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
     const database = await createTestDatabase();
     const dataDir = mkdtempSync(join(tmpdir(), "lead-test-data-"));
     const config = testConfig({ dataDir, ...overrides });
+    const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
     const ctx: AppContext = {
       config,
       db: database.db,
       pool: database.pool,
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+      logger,
       rateLimits: new RateLimits(database.pool),
       storage: new LocalDiskStorage(join(config.dataDir, "files")),
-      signingSecret: config.signingSecret ?? "test-signing-secret",
+      signingSecret: config.signingSecret ?? TEST_SIGNING_SECRET,
       jobs: new JobsRuntime(database.pool, pino({ level: "silent" }), {
         defaultWaitMs: 10_000,
         recheckMs: 500,
       }),
       keyCache: new KeyCache({ connectionString: database.url, logger: pino({ level: "silent" }) }),
+      schemaTypes: new SchemaTypesCache(database.db, logger).start(),
     };
     await ctx.keyCache?.start();
     holder.ctx = ctx;
@@ -61,6 +65,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
     holder.request = () => supertest.agent(holder.app);
   });
   afterAll(async () => {
+    holder.ctx?.schemaTypes.stop();
     await holder.ctx?.jobs.close();
     await holder.ctx?.keyCache?.stop();
     await holder.database?.destroy();

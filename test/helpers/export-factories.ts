@@ -2,9 +2,10 @@ import { inflateRawSync } from "node:zlib";
 import type { Db } from "../../src/db/database.js";
 import { createExportFormat, type NewFormatInput } from "../../src/export-formats/service.js";
 import type { ExportMethod } from "../../src/export-history/entry.js";
-import { exportLeadsToFiles } from "../../src/export-history/service.js";
+import { recordExportFiles } from "../../src/export-history/service.js";
 import { columnsOf, encodingOf, exportRowOf, type ExportRow } from "../../src/export-files/columns.js";
 import { defaultFileFormat, type FileFormat } from "../../src/export-files/format.js";
+import { writeExportFiles } from "../../src/export-files/store.js";
 import type { FileStorage } from "../../src/storage/file-storage.js";
 
 let sequence = 0;
@@ -103,14 +104,22 @@ export async function buildExport(
   options: { format?: FileFormat; method?: ExportMethod; date?: Date } = {},
 ) {
   const format = options.format ?? defaultFileFormat();
-  return exportLeadsToFiles(deps, {
+  const createdAt = options.date ?? new Date();
+  const written = await writeExportFiles(deps.storage, {
     accountId,
     rows: rowsOf(leads, format),
     totalCount: leads.length,
     format,
-    method: options.method ?? "api",
-    date: options.date,
+    date: createdAt,
   });
+  const entries = await recordExportFiles(deps.db, {
+    accountId,
+    written,
+    formatName: format.name,
+    method: options.method ?? "api",
+    createdAt,
+  });
+  return { entries, answer: written.answer, written };
 }
 
 /** supertest parser that keeps the body as a Buffer (for files). */

@@ -1,3 +1,4 @@
+import { TEST_SIGNING_SECRET } from "./signing-secret.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { parse } from "csv-parse/sync";
@@ -87,7 +88,12 @@ async function exportWorkerMain(databaseUrl: string, filesDir: string): Promise<
     concurrency: 2,
     noHandleSignals: true,
     pollInterval: 200,
-    taskList: jobTaskList({ db, storage: new LocalDiskStorage(filesDir), logger: silent }),
+    taskList: jobTaskList({
+      db,
+      storage: new LocalDiskStorage(filesDir),
+      logger: silent,
+      signingSecret: TEST_SIGNING_SECRET,
+    }),
     logger: workerLogger(silent),
   });
   process.stdout.write("ready\n");

@@ -1,10 +1,11 @@
+import { TEST_SIGNING_SECRET } from "./signing-secret.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { run, type Runner } from "graphile-worker";
 import { pino } from "pino";
 import { chargeCredits, lockAccountCredits } from "../../src/credits/ledger.js";
 import { createDatabase } from "../../src/db/database.js";
-import type { AppContext } from "../../src/http/context.js";
+import type { AppContext } from "../../src/app/context.js";
 import { defineJobKind, jobTaskList, jsonAnswer, JOB_LIFETIMES } from "../../src/jobs/index.js";
 import { workerLogger } from "../../src/jobs/runtime.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
@@ -22,7 +23,12 @@ export async function startJobRunner(ctx: AppContext, concurrency = 8): Promise<
     concurrency,
     noHandleSignals: true,
     pollInterval: 200,
-    taskList: jobTaskList({ db: ctx.db, storage: ctx.storage, logger: silent }),
+    taskList: jobTaskList({
+      db: ctx.db,
+      storage: ctx.storage,
+      logger: silent,
+      signingSecret: ctx.signingSecret,
+    }),
     logger: workerLogger(silent),
   });
 }
@@ -134,7 +140,12 @@ async function workerProcessMain(databaseUrl: string, filesDir: string): Promise
     concurrency: 2,
     noHandleSignals: true,
     pollInterval: 200,
-    taskList: jobTaskList({ db, storage: new LocalDiskStorage(filesDir), logger: silent }),
+    taskList: jobTaskList({
+      db,
+      storage: new LocalDiskStorage(filesDir),
+      logger: silent,
+      signingSecret: TEST_SIGNING_SECRET,
+    }),
     logger: workerLogger(silent),
   });
   process.stdout.write("ready\n");

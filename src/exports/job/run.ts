@@ -4,8 +4,6 @@ import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
 import { errors } from "../../http/errors.js";
 import { fileAnswer, jsonAnswer, type JobAnswer, type JobContext } from "../../jobs/index.js";
-import { loadConfig } from "../../config.js";
-import { loadSigningSecret } from "../../lib/signing-secret.js";
 import { isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
 import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
@@ -74,7 +72,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   let written: WrittenExport | undefined;
   let answer: JobAnswer | undefined;
   try {
-    const signer = input.inline ? null : await linkSigner(job, input.publicBaseUrl);
+    const signer = input.inline ? null : linkSigner(job, input.publicBaseUrl);
     await job.db.transaction().execute(async (trx) => {
       const newLeads = await deliverExport(trx, job, selection);
       written = await writing;
@@ -218,13 +216,11 @@ function exportAnswer(
 }
 
 /**
- * What signs the `inline: false` links: the same secret the API uses (`SIGNING_SECRET`, else the
- * one kept in `app_settings`, as src/main.ts loads it), and the base URL of the API that took the
- * request.
+ * What signs the `inline: false` links: the deployment's signing secret (given to the worker,
+ * src/main.ts), and the base URL of the API that took the request.
  */
-async function linkSigner(job: JobContext, publicBaseUrl: string) {
-  const signingSecret = await loadSigningSecret(job.db, loadConfig(process.env).signingSecret);
-  return { signingSecret, publicBaseUrl };
+function linkSigner(job: JobContext, publicBaseUrl: string) {
+  return { signingSecret: job.signingSecret, publicBaseUrl };
 }
 
 /** The batches as they come, reporting progress and stopping when the job is aborted. */

@@ -15,6 +15,8 @@ export interface JobTaskDeps {
   db: Db;
   storage: FileStorage;
   logger: Logger;
+  /** The deployment's signing secret (src/lib/signing-secret.ts), for jobs that hand out links. */
+  signingSecret: string;
 }
 
 class Interrupted extends Error {
@@ -81,6 +83,7 @@ export function runJobTask(deps: JobTaskDeps): Task {
       db: deps.db,
       storage: deps.storage,
       logger,
+      signingSecret: deps.signingSecret,
       signal: controller.signal,
       progress: (update) => repo.updateProgress(deps.db, jobId, update),
       async commit(trx: Trx, answer: JobAnswer) {

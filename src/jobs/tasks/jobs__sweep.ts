@@ -5,6 +5,9 @@ import { timeOutJob } from "../service.js";
 import { DEADLINE_GRACE_MS, EXPIRED_KEPT_MS, STALE_HEARTBEAT_MS } from "../settings.js";
 import type { JobTaskDeps } from "./jobs__run.js";
 
+/** What the sweep needs. */
+type SweepDeps = Pick<JobTaskDeps, "db" | "storage" | "logger">;
+
 /** What one sweep did. */
 export interface SweepResult {
   timedOut: number;
@@ -20,7 +23,7 @@ export interface SweepResult {
  * answers past their retention, deletes the files of expired answers and forgets jobs expired
  * over a day ago whose key has lapsed.
  */
-export async function sweepJobs(deps: JobTaskDeps): Promise<SweepResult> {
+export async function sweepJobs(deps: SweepDeps): Promise<SweepResult> {
   const db: Db = deps.db;
   let timedOut = 0;
   for (const id of await repo.overdueJobIds(db, DEADLINE_GRACE_MS)) {
@@ -49,7 +52,7 @@ export async function sweepJobs(deps: JobTaskDeps): Promise<SweepResult> {
 }
 
 /** graphile-worker task `jobs__sweep`. */
-export function sweepJobsTask(deps: JobTaskDeps): Task {
+export function sweepJobsTask(deps: SweepDeps): Task {
   return async () => {
     const result = await sweepJobs(deps);
     if (result.timedOut + result.unlockedWorkers + result.expired + result.forgotten > 0) {

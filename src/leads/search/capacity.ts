@@ -81,7 +81,9 @@ export async function releaseLeadQuerySlot(db: Db, token: string): Promise<void>
 /**
  * Runs `work` inside one of the account's lead query slots: 429 `lead_query_capacity_busy`
  * (Retry-After 10) when the account already runs 10; the slot is given back afterwards, also
- * when `work` fails.
+ * when `work` fails. The release is not awaited, so the answer goes out while the slot is given
+ * back (no extra round trip before it); a release that fails leaves the slot to free itself
+ * after SLOT_LIFETIME_MS.
  */
 export async function withLeadQuerySlot<T>(db: Db, accountId: number, work: () => Promise<T>): Promise<T> {
   const token = await acquireLeadQuerySlot(db, accountId);
@@ -89,6 +91,6 @@ export async function withLeadQuerySlot<T>(db: Db, accountId: number, work: () =
   try {
     return await work();
   } finally {
-    await releaseLeadQuerySlot(db, token);
+    releaseLeadQuerySlot(db, token).catch(() => undefined);
   }
 }

@@ -1,7 +1,8 @@
 import type { RequestHandler } from "express";
+import { matchedOf } from "../../http/request-state.js";
 
-/** Paths whose list-valued query parameters carry free text (search terms, JSON array strings). */
-const SEARCH_PATHS = new Set(["/api/v1/leads", "/api/v1/leads/preview"]);
+/** Operations whose list-valued query parameters carry free text (search terms, JSON array strings). */
+const SEARCH_OPERATIONS = new Set(["searchLeads", "previewLeads"]);
 
 /** Reserved characters the request validator refuses raw in query values (`,` stays: the list delimiter). */
 const RESERVED = /[:/?#[\]@!$'()*;=]/g;
@@ -30,9 +31,9 @@ export function encodeSearchQuery(query: string): string {
 }
 
 /** Middleware (before the contract validator): encodeSearchQuery on the lead search endpoints. */
-export const normalizeSearchQuery: RequestHandler = (req, _res, next) => {
+export const normalizeSearchQuery: RequestHandler = (req, res, next) => {
   const q = req.originalUrl.indexOf("?");
-  if (q >= 0 && SEARCH_PATHS.has(req.path)) {
+  if (q >= 0 && SEARCH_OPERATIONS.has(matchedOf(res)?.operation.operationId ?? "")) {
     const encoded = encodeSearchQuery(req.originalUrl.slice(q + 1));
     req.originalUrl = `${req.originalUrl.slice(0, q)}?${encoded}`;
     const uq = req.url.indexOf("?");

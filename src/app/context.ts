@@ -1,16 +1,17 @@
-import type { Response } from "express";
 import type { Logger } from "pino";
 import type pg from "pg";
 import type { KeyCache } from "../auth/key-cache.js";
-import type { AuthContext } from "../auth/service.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/database.js";
+import type { JobsRuntime } from "../jobs/runtime.js";
+import type { SchemaTypesCache } from "../leads/schema-types.js";
 import type { RateLimits } from "../rate-limit/limiter.js";
 import type { FileStorage } from "../storage/file-storage.js";
-import type { JobsRuntime } from "../jobs/runtime.js";
-import { errors } from "./errors.js";
 
-/** What route modules are built from: passed, not imported, so tests can build their own. */
+/**
+ * What an API process is built from (src/main.ts builds it; tests build their own). Each area's
+ * handlers take the parts they need from it, passed, not imported.
+ */
 export interface AppContext {
   config: Config;
   db: Db;
@@ -25,11 +26,6 @@ export interface AppContext {
   jobs: JobsRuntime;
   /** Recently used API keys, kept correct through Postgres notifications; absent: always read. */
   keyCache?: KeyCache;
-}
-
-/** The authenticated caller of a keyed request (set by the auth middleware). */
-export function authOf(res: Response): AuthContext {
-  const auth = res.locals.auth as AuthContext | undefined;
-  if (!auth) throw errors.unauthorized();
-  return auth;
+  /** The distinct website schema types of the lead database (built in the background). */
+  schemaTypes: SchemaTypesCache;
 }

@@ -1,0 +1,45 @@
+import type { Response } from "express";
+import { pipeline } from "node:stream/promises";
+import type { ServedFile } from "./contract.js";
+
+/** An answer as written: a status, headers, and a JSON body or a file. */
+export type WritableAnswer =
+  | { status: number; headers?: Record<string, string | number | undefined>; body: unknown }
+  | { status: number; headers?: Record<string, string | number | undefined>; file: ServedFile };
+
+/**
+ * `attachment; filename="..."`, quoted as openapi.yaml documents it (the `content-disposition`
+ * package leaves token-safe names unquoted), with the exact name also in `filename*` (RFC 6266)
+ * when it is not plain printable ASCII or holds a quote or backslash.
+ */
+export function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
+  const header = `attachment; filename="${ascii}"`;
+  return ascii === fileName ? header : `${header}; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
+/** Files belong to one caller: never cached by shared caches (a job's answer narrows it to `no-store`). */
+const FILE_CACHE_CONTROL = "private, no-store";
+
+/**
+ * Writes an answer: its headers, then the JSON body, or the file streamed with its
+ * `Content-Type`, `Content-Length` and `Content-Disposition: attachment; filename="..."` (built by
+ * Express's `res.attachment`, the `content-disposition` package: an ASCII `filename` and the exact
+ * name in `filename*`). This is the only place the service writes an answer body.
+ */
+export async function writeAnswer(res: Response, answer: WritableAnswer): Promise<void> {
+  res.status(answer.status);
+  for (const [name, value] of Object.entries(answer.headers ?? {})) {
+    if (value !== undefined) res.setHeader(name, String(value));
+  }
+  if (!("file" in answer)) {
+    res.json(answer.body);
+    return;
+  }
+  const { file } = answer;
+  res.setHeader("Content-Disposition", contentDisposition(file.fileName));
+  res.setHeader("Content-Type", file.contentType);
+  res.setHeader("Content-Length", String(file.size));
+  if (!res.hasHeader("Cache-Control")) res.setHeader("Cache-Control", FILE_CACHE_CONTROL);
+  await pipeline(file.body, res);
+}

@@ -1,0 +1,67 @@
+import { fromTenths } from "../credits/ledger.js";
+import type { Db } from "../db/database.js";
+import type { Handlers } from "../http/contract.js";
+import { toLead, toMaskedLead } from "./presenter.js";
+import { schemaTypesWarming, type SchemaTypesCache } from "./schema-types.js";
+import { withLeadQuerySlot } from "./search/capacity.js";
+import { parseSearchFilters } from "./search/filters.js";
+import { previewLeads, searchLeads } from "./search/service.js";
+
+/** `GET /leads`, `GET /leads/preview` and `GET /leads/other/schema-types`. */
+export function leadHandlers(deps: {
+  db: Db;
+  schemaTypes: SchemaTypesCache;
+}): Handlers<"searchLeads" | "previewLeads" | "listWebsiteSchemaTypes"> {
+  const { db, schemaTypes } = deps;
+  return {
+    async searchLeads({ caller, http }) {
+      // List values are re-read from the raw URL: the validator splits a JSON array string at commas.
+      const filters = parseSearchFilters(http.url, "query");
+      const result = await withLeadQuerySlot(db, caller.accountId, () =>
+        searchLeads(db, caller.accountId, filters),
+      );
+      return {
+        status: 200,
+        headers: result.capped ? { "X-Credits-Capped": "true" } : {},
+        body: {
+          data: {
+            leads: result.leads.map(toLead),
+            pagination: result.pagination,
+            databaseType: "other",
+            creditsUsed: fromTenths(result.creditsUsedTenths),
+            creditsRemaining: fromTenths(result.creditsRemainingTenths),
+          },
+        },
+      };
+    },
+    async previewLeads({ caller, http }) {
+      const filters = parseSearchFilters(http.url, "query");
+      const result = await withLeadQuerySlot(db, caller.accountId, () =>
+        previewLeads(db, caller.accountId, filters),
+      );
+      return {
+        status: 200,
+        body: {
+          data: {
+            leads: result.leads.map(({ lead, received }) => (received ? toLead(lead) : toMaskedLead(lead))),
+            pagination: result.pagination,
+            databaseType: "other",
+            preview: true,
+            summary: {
+              totalMatches: result.totalMatches,
+              newLeads: result.newLeads,
+              alreadyReceived: result.alreadyReceived,
+              exportCost: result.newLeads,
+              creditsRemaining: fromTenths(result.creditsRemainingTenths),
+            },
+          },
+        },
+      };
+    },
+    async listWebsiteSchemaTypes() {
+      const types = schemaTypes.list();
+      if (types === null) throw schemaTypesWarming();
+      return { status: 200, body: { data: types } };
+    },
+  };
+}
