@@ -478,7 +478,8 @@ export interface paths {
          * @description Downloads an exported file through a signed link issued by
          *     `GET /export-history/{id}/download-url` (or an export answered with links). No API key: the
          *     token is the authorization. 410 `file_unavailable` when the link (15 minutes) or the file has
-         *     expired or the file is no longer stored; 404 `not_found` for a token that is not valid.
+         *     expired or the file is no longer stored; 404 `not_found` for a token that is not valid; 400
+         *     `validation_error` for a path that is not a valid URL (malformed percent-encoding).
          */
         get: operations["downloadSignedFile"];
         put?: never;
@@ -8835,6 +8836,21 @@ export interface operations {
                     "text/csv": unknown;
                     "application/json": Record<string, never>[];
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 404: no such resource for this account. */

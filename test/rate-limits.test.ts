@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { BatchedCounterStore, LIBRARY_UPSERT_NAME } from "../src/rate-limit/batched-store.js";
 import { RateLimits } from "../src/rate-limit/limiter.js";
 import { LIMITS, limitsFor } from "../src/rate-limit/policy.js";
 import { useTestApp } from "./helpers/app.js";
@@ -91,5 +92,25 @@ describe("rate limits", () => {
         { rule: LIMITS.export, subject },
       ]),
     ).rejects.toMatchObject({ state: { limit: 5, remaining: 0 } });
+  });
+});
+
+describe("counter batches", () => {
+  it("never deadlock when two processes count the same keys in opposite orders", async () => {
+    // Two stores stand for two API processes; each batch upserts 2,000 counters in one statement.
+    const stores = [new BatchedCounterStore(t.ctx.pool), new BatchedCounterStore(t.ctx.pool)];
+    const keys = Array.from({ length: 2_000 }, (_, i) => `deadlock-test-${i}`);
+    const upsert = (store: BatchedCounterStore, key: string) =>
+      store.query({ name: LIBRARY_UPSERT_NAME, text: "", values: [key, 1, Date.now() + 60_000, Date.now()] });
+    for (let round = 0; round < 10; round += 1) {
+      await Promise.all([
+        ...keys.map((key) => upsert(stores[0]!, key)),
+        ...[...keys].reverse().map((key) => upsert(stores[1]!, key)),
+      ]);
+    }
+    const { rows } = await t.ctx.pool.query<{ points: number }>(
+      "select points from rate_limits where key like 'deadlock-test-%'",
+    );
+    expect(rows.map((r) => r.points)).toEqual(keys.map(() => 20));
   });
 });

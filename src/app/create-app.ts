@@ -5,7 +5,7 @@ import { pinoHttp } from "pino-http";
 import { authenticateKey } from "../auth/middleware.js";
 import type { OperationHandlers } from "../http/contract.js";
 import { contractViolations, type ContractViolation } from "../http/contract-violations.js";
-import { dispatchOperations } from "../http/dispatch.js";
+import { dispatchOperations, refuseNotBuilt } from "../http/dispatch.js";
 import { errorHandler } from "../http/error-handler.js";
 import { markArrival, matchOperation } from "../http/request-state.js";
 import { loadSpec } from "../http/spec.js";
@@ -36,7 +36,8 @@ function requestId(req: IncomingMessage, res: ServerResponse): string {
  * The HTTP API. Per request: arrival time, request id and log, the contract operation of the
  * method and path (unknown: 404), the API key (401 / 403), rate limits (429), the JSON body, the
  * contract validator (400 with `details`), then the operation's handler from the registry
- * (src/app/handlers.ts), and one error middleware.
+ * (src/app/handlers.ts), and one error middleware. An operation not built yet answers 501 before
+ * its body is read.
  */
 export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
   const app = express();
@@ -62,6 +63,7 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
   );
 
   const spec = loadSpec();
+  const handlers = { ...operationHandlers(ctx), ...options.handlers } as OperationHandlers;
   const reportViolation = ctx.config.validateResponses
     ? (violation: ContractViolation) => void contractViolations.push(violation)
     : undefined;
@@ -69,11 +71,12 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
   app.use(matchOperation(spec.routes));
   app.use(authenticateKey(ctx.db, ctx.keyCache));
   app.use(rateLimit(ctx.rateLimits));
+  app.use(refuseNotBuilt(handlers));
   app.use(express.json({ limit: JSON_LIMIT }));
   // Search terms may arrive with raw reserved characters the validator refuses (see the function).
   app.use(normalizeSearchQuery);
   app.use(contractValidator(spec.document, ctx.logger, reportViolation));
-  app.use(dispatchOperations({ ...operationHandlers(ctx), ...options.handlers } as OperationHandlers));
+  app.use(dispatchOperations(handlers));
   app.use(errorHandler(ctx.logger, reportViolation));
   return app;
 }

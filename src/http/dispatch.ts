@@ -58,6 +58,37 @@ function nonFinite(operation: SpecOperation, query: unknown, params: Record<stri
   return found;
 }
 
+/** Deepest nesting of a body searched for NUL characters (deeper values are not read anyway). */
+const MAX_DEPTH = 32;
+
+/**
+ * Text values holding the NUL character (U+0000), which PostgreSQL text cannot store or compare:
+ * refused as invalid input rather than failing in the database.
+ */
+function withNul(value: unknown, path: string[], found: ErrorDetail[], depth = 0): void {
+  if (typeof value === "string") {
+    if (value.includes("\u0000"))
+      found.push({ path, message: "must not contain the NUL character (U+0000)" });
+  } else if (Array.isArray(value) && depth < MAX_DEPTH) {
+    value.forEach((item, i) => withNul(item, [...path, String(i)], found, depth + 1));
+  } else if (value !== null && typeof value === "object" && depth < MAX_DEPTH) {
+    for (const [key, item] of Object.entries(value)) withNul(item, [...path, key], found, depth + 1);
+  }
+}
+
+/** Problems of a request's values that the contract validator lets through. */
+function unusableValues(
+  req: Request,
+  operation: SpecOperation,
+  params: Record<string, unknown>,
+): ErrorDetail[] {
+  const found = nonFinite(operation, req.query, params);
+  withNul(params, ["params"], found);
+  withNul(req.query, ["query"], found);
+  withNul(req.body, ["body"], found);
+  return found;
+}
+
 /** The typed request of an operation. */
 function operationRequest(
   req: Request,
@@ -66,8 +97,11 @@ function operationRequest(
 ): OperationRequest<OperationId> {
   const { operation } = matched;
   const params = pathParams(matched);
-  const problems = nonFinite(operation, req.query, params);
-  if (problems.length > 0) throw invalidInput(operation, "The request has a number out of range.", problems);
+  const problems = unusableValues(req, operation, params);
+  if (problems.length > 0) {
+    const summary = problems.map((p) => `${p.path.join(".")}: ${p.message}`).join("; ");
+    throw invalidInput(operation, `Invalid request: ${summary}`, problems);
+  }
   const gone = new AbortController();
   res.once("close", () => gone.abort());
   return {
@@ -92,20 +126,35 @@ function operationRequest(
   };
 }
 
+/** The handler of the request's operation, or undefined when it is not built. */
+function handlerOf(handlers: OperationHandlers, res: Response): Handler<OperationId> | undefined {
+  const operation = matchedOf(res)?.operation;
+  const handler = operation && handlers[operation.operationId as OperationId];
+  return handler === undefined || handler === NOT_BUILT ? undefined : (handler as Handler<OperationId>);
+}
+
+/**
+ * Answers 501 `not_implemented` for an operation marked `NOT_BUILT` in the registry, whatever its
+ * input (after authentication and rate limits, before the body is read and validated).
+ */
+export function refuseNotBuilt(handlers: OperationHandlers): RequestHandler {
+  return (_req, res, next) => {
+    if (!handlerOf(handlers, res)) throw notBuilt();
+    next();
+  };
+}
+
 /**
  * The end of the middleware chain: calls the registered handler of the request's contract
- * operation with its typed request and writes the answer it returns. An operation marked
- * `NOT_BUILT` answers 501 `not_implemented`. Runs after the contract validator, so the request
- * already matches `openapi.yaml`.
+ * operation with its typed request and writes the answer it returns. Runs after the contract
+ * validator, so the request already matches `openapi.yaml`.
  */
 export function dispatchOperations(handlers: OperationHandlers): RequestHandler {
   return async (req, res) => {
     const matched = matchedOf(res);
-    if (!matched) throw errors.notFound("No such endpoint.");
-    const handler = handlers[matched.operation.operationId as OperationId];
-    if (handler === undefined || handler === NOT_BUILT) throw notBuilt();
-    const request = operationRequest(req, res, matched);
-    const answer = await (handler as Handler<OperationId>)(request);
+    const handler = handlerOf(handlers, res);
+    if (!matched || !handler) throw notBuilt();
+    const answer = await handler(operationRequest(req, res, matched));
     await writeAnswer(res, answer as WritableAnswer);
   };
 }

@@ -7,11 +7,14 @@ export const LIBRARY_UPSERT_NAME = "rate_limits:rlflx-upsert";
  * The library's counting upsert (RateLimiterPostgres._upsert, rate-limiter-flexible 11.4.0,
  * without `forceExpire`) for many keys at once: a key whose window has expired starts again from
  * the consumed points and a new expiry, otherwise the points are added. `$4` is the time the batch
- * is sent. test/hot-path.test.ts checks that the library still sends the statement this mirrors.
+ * is sent. Rows are written in key order, so two batches sharing keys (concurrent batches of one
+ * process, or of several processes) lock them in the same order and never deadlock.
+ * test/hot-path.test.ts checks that the library still sends the statement this mirrors.
  */
 const BATCH_UPSERT = `
   insert into rate_limits as r (key, points, expire)
-  select * from unnest($1::text[], $2::int[], $3::bigint[])
+  select * from unnest($1::text[], $2::int[], $3::bigint[]) as u(key, points, expire)
+  order by u.key
   on conflict (key) do update set
     points = case when r.expire <= $4 then excluded.points else r.points + excluded.points end,
     expire = case when r.expire <= $4 then excluded.expire else r.expire end
