@@ -60,7 +60,11 @@ export async function readBalance(db: DbOrTrx, accountId: number, periodStart: D
   return toBalance(row);
 }
 
-/** Spendable credits in tenths: monthly remaining plus permanent. */
+/**
+ * Spendable credits in tenths: monthly remaining plus permanent. The one definition of what an
+ * account can spend: the caps of deliveries (spendable.ts) and the charge (chargeCredits) both
+ * use it, so an overage budget extends it here.
+ */
 export const spendableTenths = (balance: Balance): number =>
   balance.monthlyRemainingTenths + balance.permanentTenths;
 

@@ -1,11 +1,8 @@
-import { chargeCredits, lockAccountCredits, readBalance, spendableTenths } from "../../credits/ledger.js";
+import { chargeDelivery, type DeliveryCharged } from "../../credits/charge.js";
 import type { Trx } from "../../db/database.js";
 import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
-import { errors } from "../../http/errors.js";
 import { fileAnswer, jsonAnswer, type JobAnswer, type JobContext } from "../../jobs/index.js";
-import { isLockTimeout, setLockTimeout } from "../../leads/search/repository.js";
-import { chargeInProgress, CHARGE_LOCK_TIMEOUT_MS } from "../../leads/search/service.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { assertExportFits } from "../../export-files/split.js";
 import { columnsOf } from "../../export-files/columns.js";
@@ -26,7 +23,7 @@ import {
   streamExportBatches,
 } from "./repository.js";
 import type { Selection } from "./selection.js";
-import { LEAD_PRICE_TENTHS, selectExport } from "./service.js";
+import { selectExport } from "./service.js";
 
 /** How long a lead stays in the reservoir after an export left it out. */
 export const RESERVOIR_LIFETIME_MS = 30 * 24 * 60 * 60 * 1000;
@@ -37,9 +34,9 @@ const PROGRESS_EVERY = 5_000;
  * The export job's work: select the leads, then write the files (streamed) while ONE transaction
  * records the leads in the lead export history (method `api`, the version delivered) and updates
  * the lead reservoir; once the files are written it locks the account's credits, charges the
- * leads that were new to the account, records the export history entries and commits the job's
- * answer. A second run after a crash finds the job answered (commit refuses) and charges nothing;
- * files of a run that did not commit are removed.
+ * leads that were new to the account (chargeDelivery, src/credits/charge.ts), records the export
+ * history entries and commits the job's answer. A second run after a crash finds the job
+ * answered (commit refuses) and charges nothing; files of a run that did not commit are removed.
  */
 export async function runExport(input: ExportJobInput, job: JobContext): Promise<JobAnswer> {
   const filters = parseSearchFilters(input.filters, "body");
@@ -74,17 +71,28 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   try {
     const signer = input.inline ? null : linkSigner(job, input.publicBaseUrl);
     await job.db.transaction().execute(async (trx) => {
-      const newLeads = await deliverExport(trx, job, selection);
-      written = await writing;
-      await job.progress({ phase: "charging", done: total, total, label: "leads" });
-      const charged = await chargeExport(trx, job, newLeads);
+      const charged = await chargeDelivery(trx, {
+        accountId: job.accountId,
+        reason: "lead_export",
+        reference: job.jobId,
+        // A job waits for a concurrent delivery of the same leads to end (see EntryWait).
+        entryWait: "unbounded",
+        deliver: async (trx) => {
+          const newLeads = await deliverExport(trx, job, selection);
+          // The files are awaited before the credit lock: no charge of the account waits for them.
+          written = await writing;
+          await job.progress({ phase: "charging", done: total, total, label: "leads" });
+          return { lead: newLeads };
+        },
+      });
+      const files = written!; // set by the delivery step
       const entries = await recordExportFiles(trx, {
         accountId: job.accountId,
-        written,
+        written: files,
         formatName: input.format.name,
         method: "api",
       });
-      answer = exportAnswer(input, selection, written, entries, charged, signer);
+      answer = exportAnswer(input, selection, files, entries, charged, signer);
       await job.commit(trx, answer);
     });
   } catch (err) {
@@ -126,8 +134,8 @@ function storageKeysOf(written: WrittenExport): string[] {
 
 /**
  * Records the selected leads in the account's lead export history and updates the reservoir
- * (no credit lock yet: see recordDeliveredLeads). Waits for a concurrent export of the same
- * leads to the same account to finish. Returns how many leads were new to the account.
+ * (the delivery step of chargeDelivery: no credit lock yet). Waits for a concurrent delivery of
+ * the same leads to the same account to finish. Returns how many leads were new to the account.
  */
 async function deliverExport(trx: Trx, job: JobContext, selection: Selection): Promise<number> {
   const ids = selection.leads.map((l) => l.id);
@@ -149,49 +157,13 @@ async function deliverExport(trx: Trx, job: JobContext, selection: Selection): P
   return newLeads;
 }
 
-/**
- * Locks the account's credits (429 `charge_in_progress` when another request holds them for
- * more than 2 seconds) and charges the new leads (402 `insufficient_credits` when a concurrent
- * request spent the balance first). Returns the charge and the balance after.
- */
-async function chargeExport(
-  trx: Trx,
-  job: JobContext,
-  newLeads: number,
-): Promise<{ tenths: number; remainingTenths: number }> {
-  await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
-  let periodStart: Date;
-  try {
-    ({ periodStart } = await lockAccountCredits(trx, job.accountId));
-  } catch (err) {
-    if (isLockTimeout(err)) throw chargeInProgress();
-    throw err;
-  }
-  await setLockTimeout(trx, 0);
-  const tenths = newLeads * LEAD_PRICE_TENTHS;
-  const paid = await chargeCredits(trx, {
-    accountId: job.accountId,
-    periodStart,
-    tenths,
-    reason: "lead_export",
-    reference: job.jobId,
-  });
-  if (!paid) {
-    throw errors.insufficientCredits(
-      "A concurrent request of this account spent the balance first; nothing was charged.",
-    );
-  }
-  const after = await readBalance(trx, job.accountId, periodStart);
-  return { tenths, remainingTenths: spendableTenths(after) };
-}
-
 /** The job's answer: the file (a ZIP when split), or with `inline: false` the links. */
 function exportAnswer(
   input: ExportJobInput,
   selection: Selection,
   written: WrittenExport,
   entries: ExportHistoryEntry[],
-  charged: { tenths: number; remainingTenths: number },
+  charged: DeliveryCharged,
   signer: { signingSecret: string; publicBaseUrl: string } | null,
 ): JobAnswer {
   const headers: Record<string, string> = selection.capped ? { "X-Credits-Capped": "true" } : {};

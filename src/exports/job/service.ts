@@ -1,5 +1,5 @@
 import { findAccountWithBalance } from "../../accounts/repository.js";
-import { spendableTenths, TENTHS } from "../../credits/ledger.js";
+import { spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
 import { blacklistedDomains } from "../../export-blacklist/match.js";
 import { errors } from "../../http/errors.js";
@@ -12,9 +12,6 @@ import { assertExportFits, formatLeadCapacity } from "../../export-files/split.j
 import { streamCandidates } from "./repository.js";
 import { exportLimit, newLeadsFirst, selectLeads, type ExportCaps, type Selection } from "./selection.js";
 
-/** Credits (in tenths) one new lead costs. */
-export const LEAD_PRICE_TENTHS = 1 * TENTHS;
-
 /** What an export selects from. */
 export interface ExportSelectionRequest {
   accountId: number;
@@ -23,11 +20,11 @@ export interface ExportSelectionRequest {
   format: FileFormat;
 }
 
-/** The account's spendable balance in whole credits (what new leads can be paid with). */
-export async function balanceCap(db: Db, accountId: number): Promise<number> {
+/** How many new leads the account's spendable balance pays for (src/credits/spendable.ts). */
+async function balanceCap(db: Db, accountId: number): Promise<number> {
   const found = await findAccountWithBalance(db, accountId);
   if (!found) throw errors.notFound("Account not found.");
-  return Math.floor(spendableTenths(found.balance) / LEAD_PRICE_TENTHS);
+  return spendable(found.balance).leads;
 }
 
 /**

@@ -35,17 +35,7 @@ export async function findSearchPage(
   };
 }
 
-/** Makes the next lock wait of the transaction give up after `ms` (PostgreSQL error 55P03). */
-export async function setLockTimeout(trx: Trx, ms: number): Promise<void> {
-  await sql`select set_config('lock_timeout', ${`${Math.round(ms)}ms`}, true)`.execute(trx);
-}
-
 /** Makes every later statement of the transaction give up after `ms` (PostgreSQL error 57014). */
 export async function setStatementTimeout(trx: Trx, ms: number): Promise<void> {
   await sql`select set_config('statement_timeout', ${String(Math.round(ms))}, true)`.execute(trx);
-}
-
-/** Whether an error is PostgreSQL's "lock not available" (a lock_timeout ran out). */
-export function isLockTimeout(err: unknown): boolean {
-  return typeof err === "object" && err !== null && (err as { code?: string }).code === "55P03";
 }

@@ -1,28 +1,13 @@
 import { findAccountWithBalance } from "../../accounts/repository.js";
-import {
-  chargeCredits,
-  lockAccountCredits,
-  readBalance,
-  spendableTenths,
-  TENTHS,
-} from "../../credits/ledger.js";
+import { chargeDelivery } from "../../credits/charge.js";
+import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
-import { ApiError, errors } from "../../http/errors.js";
+import { errors } from "../../http/errors.js";
 import type { LeadRecord } from "../lead.js";
 import { recordDeliveredLeads } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
-import {
-  findSearchPage,
-  type SearchPage,
-  isLockTimeout,
-  setLockTimeout,
-  setStatementTimeout,
-} from "./repository.js";
+import { findSearchPage, type SearchPage, setStatementTimeout } from "./repository.js";
 
-/** How long a search waits for the account's charge lock before answering 429 charge_in_progress. */
-export const CHARGE_LOCK_TIMEOUT_MS = 2_000;
-/** Seconds a client is told to wait after charge_in_progress. */
-export const CHARGE_RETRY_AFTER = 30;
 /** Longest a search query with many terms may run (well below the query slot's lifetime). */
 export const SEARCH_STATEMENT_TIMEOUT_MS = 60_000;
 /**
@@ -31,8 +16,6 @@ export const SEARCH_STATEMENT_TIMEOUT_MS = 60_000;
  * number of terms times the rows it has to check.
  */
 export const TERMS_WITHOUT_TIMEOUT = 20;
-/** Credits (in tenths) one new lead costs. */
-const LEAD_PRICE_TENTHS = 1 * TENTHS;
 
 /** Where a page of results is. */
 export interface Pagination {
@@ -62,17 +45,6 @@ export interface PreviewOutcome {
   creditsRemainingTenths: number;
 }
 
-/** 429 `charge_in_progress` with Retry-After 30. */
-export function chargeInProgress(): ApiError {
-  return new ApiError(
-    429,
-    "charge_in_progress",
-    `Another request of this account is charging credits; retry in ${CHARGE_RETRY_AFTER} seconds. Nothing was charged.`,
-    undefined,
-    { "Retry-After": String(CHARGE_RETRY_AFTER) },
-  );
-}
-
 const pagination = (filters: SearchFilters, total: number): Pagination => ({
   page: filters.page,
   limit: filters.limit,
@@ -80,10 +52,10 @@ const pagination = (filters: SearchFilters, total: number): Pagination => ({
   pages: Math.ceil(total / filters.limit),
 });
 
-async function spendable(db: Db, accountId: number): Promise<number> {
+async function spendableOf(db: Db, accountId: number): Promise<Spendable> {
   const found = await findAccountWithBalance(db, accountId);
   if (!found) throw errors.notFound("Account not found.");
-  return spendableTenths(found.balance);
+  return spendable(found.balance);
 }
 
 function termCount(filters: SearchFilters): number {
@@ -113,60 +85,42 @@ async function runSearch(
  * lead the account already received stays (free, the sticky rule), and of the new ones only as
  * many as the balance pays for, first in sort order; `total` counts that capped list and the page
  * is cut from it. Each new lead on the page costs 1 credit; every lead on the page is recorded in
- * the lead export history (method `api`, snapshot), in the transaction of the ledger charge. The
- * charge re-checks, under the account's credit lock, which leads are new: 402
+ * the lead export history (method `api`, snapshot), in the transaction of the ledger charge
+ * (chargeDelivery, src/credits/charge.ts), and the entries decide which leads are new: 402
  * `insufficient_credits` when a concurrent request spent the balance meanwhile, 429
- * `charge_in_progress` when the lock is not free within 2 seconds. The caller holds a lead query
- * slot (capacity.ts).
+ * `charge_in_progress` when the entries or the credit lock are not free within 2 seconds. The
+ * caller holds a lead query slot (capacity.ts).
  */
 export async function searchLeads(db: Db, accountId: number, filters: SearchFilters): Promise<SearchOutcome> {
-  const cap = Math.floor((await spendable(db, accountId)) / LEAD_PRICE_TENTHS);
+  const cap = (await spendableOf(db, accountId)).leads;
   const found = await runSearch(db, filters, { accountId, cap });
   const receivedMatches = found.totalMatches - found.newMatches;
   const total = receivedMatches + Math.min(found.newMatches, cap);
   const leads = found.page.map((p) => p.lead);
 
-  const charge = await db.transaction().execute(async (trx) => {
-    // Entries first (the sticky rule's arbiter, see recordDeliveredLeads), then the credit lock:
-    // waiting longer than 2 seconds for either answers 429 charge_in_progress.
-    await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
-    let periodStart: Date;
-    let newLeads: number;
-    try {
-      newLeads = await recordDeliveredLeads(trx, {
-        accountId,
-        method: "api",
-        exportedAt: new Date(),
-        leadIds: leads.map((lead) => lead.id),
-      });
-      ({ periodStart } = await lockAccountCredits(trx, accountId));
-    } catch (err) {
-      if (isLockTimeout(err)) throw chargeInProgress();
-      throw err;
-    }
-    await setLockTimeout(trx, 0);
-    const tenths = newLeads * LEAD_PRICE_TENTHS;
-    const paid = await chargeCredits(trx, {
+  // A client waits on this answer: waiting for a concurrent delivery's entries is bounded too.
+  const charge = await db.transaction().execute((trx) =>
+    chargeDelivery(trx, {
       accountId,
-      periodStart,
-      tenths,
       reason: "lead_search",
       reference: "search",
-    });
-    if (!paid) {
-      throw errors.insufficientCredits(
-        "A concurrent request of this account spent the balance first; nothing was charged.",
-      );
-    }
-    const after = await readBalance(trx, accountId, periodStart);
-    return { tenths, remaining: spendableTenths(after) };
-  });
+      entryWait: "bounded",
+      deliver: async (trx) => ({
+        lead: await recordDeliveredLeads(trx, {
+          accountId,
+          method: "api",
+          exportedAt: new Date(),
+          leadIds: leads.map((lead) => lead.id),
+        }),
+      }),
+    }),
+  );
 
   return {
     leads,
     pagination: pagination(filters, total),
     creditsUsedTenths: charge.tenths,
-    creditsRemainingTenths: charge.remaining,
+    creditsRemainingTenths: charge.remainingTenths,
     capped: found.newMatches > cap,
   };
 }
@@ -181,7 +135,7 @@ export async function previewLeads(
   accountId: number,
   filters: SearchFilters,
 ): Promise<PreviewOutcome> {
-  const creditsRemainingTenths = await spendable(db, accountId);
+  const creditsRemainingTenths = (await spendableOf(db, accountId)).tenths;
   const found = await runSearch(db, filters, { accountId, cap: null });
   return {
     leads: found.page,

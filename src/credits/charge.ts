@@ -1,0 +1,104 @@
+import type { Trx } from "../db/database.js";
+import { isLockTimeout, setLockTimeout } from "../db/lock-timeout.js";
+import { balanceSpentMeanwhile, CHARGE_LOCK_TIMEOUT_MS, chargeInProgress } from "./errors.js";
+import { chargeCredits, lockAccountCredits, readBalance, spendableTenths } from "./ledger.js";
+import { costTenths, type NewItems } from "./price.js";
+
+/**
+ * How long a delivery step may wait for the locks of its entries (a concurrent delivery of the
+ * same leads to the same account holds them until it commits):
+ * - `bounded`: as long as a charge waits for the credit lock (2 s), then 429
+ *   `charge_in_progress`; for a request the client waits on (`GET /leads`).
+ * - `unbounded`: until the other delivery ends; for a background job (the export job), whose
+ *   other delivery may be an export holding its entries while it writes its files
+ *   (src/exports/job/run.ts): a 2 s bound would fail the job after its selection for a wait
+ *   that ends by itself. The credit lock stays bounded by 2 s either way.
+ */
+export type EntryWait = "bounded" | "unbounded";
+
+/** A delivery to charge: who pays, the ledger's words for it, and the delivery step. */
+export interface DeliveryCharge {
+  accountId: number;
+  /** The ledger rows' reason (`lead_search`, `lead_export`). */
+  reason: string;
+  /** The ledger rows' reference (`search`, the job id). */
+  reference?: string;
+  entryWait: EntryWait;
+  /**
+   * Records the delivery in `trx` (lead export history entries through recordDeliveredLeads in
+   * src/leads/versions.ts, whose unique key decides which leads are new) and answers how many of
+   * each priced item were new: exactly those are charged. It may wait for other work that must
+   * finish before the charge (the export's files); it must not take the account's credit lock.
+   */
+  deliver(trx: Trx): Promise<NewItems>;
+}
+
+/** What a delivery was charged, and what the account can spend after it. */
+export interface DeliveryCharged {
+  /** The charge, in tenths of a credit (0 when nothing new was delivered). */
+  tenths: number;
+  /** The spendable balance after the charge, in tenths (spendableTenths). */
+  remainingTenths: number;
+}
+
+/**
+ * The one charging path of every way leads are delivered (search, export, and later push-lead,
+ * schedules, enrichments): in the caller's transaction, which the caller commits with whatever
+ * else the delivery writes (the export job's files and answer), it runs
+ *
+ *   1. the delivery step (`deliver`): entries recorded, how many items were new;
+ *   2. the account's credit lock (lockAccountCredits), waited for at most 2 s;
+ *   3. the charge of the new items at their price (price.ts) as ledger rows, monthly credits
+ *      first (chargeCredits); 402 `insufficient_credits` when the balance no longer pays;
+ *   4. the balance after.
+ *
+ * Lock order: entries first, credit lock last. Which leads are new is decided by the entries'
+ * unique key (a concurrent delivery of the same lead waits there for the other to commit, then
+ * finds the lead received), so the count has to come from step 1, and the charge has to be in the
+ * same transaction: a lead is charged once, and never recorded without its charge or charged
+ * without its entry. Taking the credit lock only after the entries means no transaction holds
+ * that lock while it waits for entries: otherwise a delivery holding the credit lock could wait
+ * for entries whose delivery waits for the credit lock (a deadlock), and one long delivery (an
+ * export writing its files while holding its entries) would block every charge of the account,
+ * even of other leads. Held from step 2 to the
+ * commit, the credit lock covers a few statements, so concurrent charges of the account wait
+ * briefly; past 2 s they answer 429 `charge_in_progress` (Retry-After 30). The lock is
+ * `FOR NO KEY UPDATE` on the account row, which does not block the entries' foreign-key checks.
+ *
+ * Nothing is charged or recorded on 402 / 429: the error rolls the caller's transaction back.
+ * The caller caps what it delivers at the spendable balance it read before (spendable.ts); the
+ * 402 answers a concurrent charge of the same account that spent it meanwhile.
+ */
+export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<DeliveryCharged> {
+  let newItems: NewItems;
+  if (charge.entryWait === "bounded") {
+    await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
+    newItems = await inChargeTime(() => charge.deliver(trx));
+  } else {
+    newItems = await charge.deliver(trx);
+    await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
+  }
+  const { periodStart } = await inChargeTime(() => lockAccountCredits(trx, charge.accountId));
+  await setLockTimeout(trx, 0);
+  const tenths = costTenths(newItems);
+  const paid = await chargeCredits(trx, {
+    accountId: charge.accountId,
+    periodStart,
+    tenths,
+    reason: charge.reason,
+    reference: charge.reference,
+  });
+  if (!paid) throw balanceSpentMeanwhile();
+  const after = await readBalance(trx, charge.accountId, periodStart);
+  return { tenths, remainingTenths: spendableTenths(after) };
+}
+
+/** Runs a step under the charge's lock timeout: a lock it waited 2 s for is 429 charge_in_progress. */
+async function inChargeTime<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (isLockTimeout(err)) throw chargeInProgress();
+    throw err;
+  }
+}
