@@ -5,13 +5,13 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app/create-app.js";
 import type { AppContext } from "../src/app/context.js";
 import type { OperationHandlers } from "../src/http/contract.js";
-import { jsonAnswer, runLongRunning } from "../src/jobs/index.js";
+import { runLongRunning } from "../src/jobs/index.js";
 import { claimRun } from "../src/jobs/repository.js";
 import { storeFinalAnswer } from "../src/jobs/service.js";
 import { sweepJobs } from "../src/jobs/tasks/jobs__sweep.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
-import { crashTestJob, startJobRunner, startWorkerProcess } from "./helpers/jobs-factories.js";
+import { crashTestJob, startJobRunner, startWorkerProcess, triggerAnswer } from "./helpers/jobs-factories.js";
 
 // A worker process killed (SIGKILL) in the middle of a job: the job is not lost, is finished by
 // another worker, and its charge is written exactly once.
@@ -157,10 +157,7 @@ describe("a worker killed mid-job", () => {
     const first = await claimRun(t.ctx.db, jobId, "worker-1");
     const second = await claimRun(t.ctx.db, jobId, "worker-2");
     expect([first?.attempts, second?.attempts]).toEqual([1, 2]);
-    const answerOf = (run: number) =>
-      jsonAnswer(200, {
-        data: { sent: true, leadCount: 1, creditsUsed: 1, recipients: 1, message: `run ${run}` },
-      });
+    const answerOf = (run: number) => triggerAnswer(`run ${run}`);
     const commit = (attempt: number) =>
       t.ctx.db.transaction().execute((trx) => storeFinalAnswer(trx, second!, answerOf(attempt), attempt));
     expect(await commit(1)).toBe(false);

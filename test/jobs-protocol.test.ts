@@ -5,11 +5,11 @@ import { createApp } from "../src/app/create-app.js";
 import type { AppContext } from "../src/app/context.js";
 import type { OperationHandlers } from "../src/http/contract.js";
 import { errors } from "../src/http/errors.js";
-import { defineJobKind, fileAnswer, JOB_LIFETIMES, jsonAnswer, runLongRunning } from "../src/jobs/index.js";
+import { defineJobKind, JOB_LIFETIMES, runLongRunning } from "../src/jobs/index.js";
 import { sweepJobs } from "../src/jobs/tasks/jobs__sweep.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount, buildKey } from "./helpers/factories.js";
-import { Gates, startJobRunner } from "./helpers/jobs-factories.js";
+import { Gates, startJobRunner, triggerAnswer } from "./helpers/jobs-factories.js";
 
 const t = useTestApp();
 const gates = new Gates();
@@ -17,13 +17,10 @@ const gates = new Gates();
 const runs = new Map<string, number>();
 const countRun = (name: string) => runs.set(name, (runs.get(name) ?? 0) + 1);
 
-function sendResult(message: string) {
-  return { data: { sent: true, leadCount: 1, creditsUsed: 1, recipients: 1, message } };
-}
-
 /** Schedule trigger stand-in: waits for gate `s<id>`, then charges 1 credit with its answer. */
-const triggerJob = defineJobKind<{ scheduleId: number }>({
+const triggerJob = defineJobKind<{ scheduleId: number }, "triggerEmailSchedule">({
   kind: "test_trigger",
+  operation: "triggerEmailSchedule",
   capacity: 5,
   timeoutMs: 60_000,
   ...JOB_LIFETIMES.scheduleTrigger,
@@ -32,7 +29,7 @@ const triggerJob = defineJobKind<{ scheduleId: number }>({
     await job.progress({ phase: "waiting", done: 1, total: 3, label: "steps" });
     await gates.waitFor(gate, job.signal);
     countRun(gate);
-    const answer = jsonAnswer(200, sendResult(`schedule ${input.scheduleId}`));
+    const answer = triggerAnswer(`schedule ${input.scheduleId}`);
     await job.db.transaction().execute(async (trx) => {
       const { periodStart } = await lockAccountCredits(trx, job.accountId);
       await chargeCredits(trx, {
@@ -49,21 +46,23 @@ const triggerJob = defineJobKind<{ scheduleId: number }>({
 });
 
 /** A kind that never finishes within its 300 ms limit. */
-const slowJob = defineJobKind<{ scheduleId: number }>({
+const slowJob = defineJobKind<{ scheduleId: number }, "triggerEmailSchedule">({
   kind: "test_slow",
+  operation: "triggerEmailSchedule",
   capacity: 5,
   timeoutMs: 300,
   async run(_input, job) {
     await new Promise((_resolve, reject) =>
       job.signal.addEventListener("abort", () => reject(new Error("aborted"))),
     );
-    return jsonAnswer(200, sendResult("never"));
+    return triggerAnswer("never");
   },
 });
 
 /** Export stand-in: `maxLeads` 402 fails with insufficient_credits; else a CSV of maxLeads rows. */
-const exportJob = defineJobKind<{ maxLeads: number; gate: string | null }>({
+const exportJob = defineJobKind<{ maxLeads: number; gate: string | null }, "exportLeads">({
   kind: "test_export",
+  operation: "exportLeads",
   capacity: 3,
   keyKeepingStatuses: [402],
   async run(input, job) {
@@ -73,17 +72,24 @@ const exportJob = defineJobKind<{ maxLeads: number; gate: string | null }>({
     const rows = Array.from({ length: input.maxLeads }, (_, i) => `lead ${i + 1},example${i + 1}.com`);
     const storageKey = `jobs/${job.jobId}/leads.csv`;
     await job.storage.put(storageKey, Buffer.from(["companyName,website", ...rows].join("\n") + "\n"));
-    return fileAnswer({ storageKey, contentType: "text/csv", fileName: "leads-main-2026-11-22.csv" });
+    return {
+      status: 200,
+      file: { storageKey, contentType: "text/csv", fileName: "leads-main-2026-11-22.csv" },
+    };
   },
 });
 
-const suggestJob = defineJobKind<{ companyName: string }>({
+const suggestJob = defineJobKind<{ companyName: string }, "suggestCategories">({
   kind: "test_suggest",
+  operation: "suggestCategories",
   capacity: 3,
   async run(input) {
-    return jsonAnswer(200, {
-      data: { categories: [{ name: `${input.companyName} suppliers`, reason: "test" }], model: "test" },
-    });
+    return {
+      status: 200,
+      body: {
+        data: { categories: [{ name: `${input.companyName} suppliers`, reason: "test" }], model: "test" },
+      },
+    };
   },
 });
 
@@ -155,7 +161,7 @@ describe("a long-running request", () => {
     const id = newSchedule();
     gates.release(`s${id}`);
     const res = await t.request().post(trigger(id)).set(auth).expect(200);
-    expect(res.body).toEqual(sendResult(`schedule ${id}`));
+    expect(res.body).toEqual(triggerAnswer(`schedule ${id}`).body);
     expect(res.headers["x-svc-job-id"]!).toMatch(/^job_[0-9a-f]{24}$/);
     expect(res.headers["cache-control"]).toBe("no-store");
     expect(res.headers["x-svc-job-status"]).toBeUndefined();
@@ -207,7 +213,7 @@ describe("a long-running request", () => {
 
     gates.release(`s${id}`);
     const done = await t.request().get(pollUrl(jobId)).set(second.auth).set("Prefer", "wait=10").expect(200);
-    expect(done.body).toEqual(sendResult(`schedule ${id}`));
+    expect(done.body).toEqual(triggerAnswer(`schedule ${id}`).body);
     expect(done.headers).toMatchObject({
       "x-svc-job-id": jobId,
       "x-svc-job-status": "completed",
@@ -332,7 +338,7 @@ describe("Idempotency-Key", () => {
     gates.release(`s${id}`);
     const replay = await t.request().post(trigger(id)).set(auth).set("Idempotency-Key", key).expect(200);
     expect(replay.headers["x-svc-job-id"]).toBe(first.body.jobId);
-    expect(replay.body).toEqual(sendResult(`schedule ${id}`));
+    expect(replay.body).toEqual(triggerAnswer(`schedule ${id}`).body);
     const later = await t.request().post(trigger(id)).set(auth).set("Idempotency-Key", key).expect(200);
     expect(later.headers["x-svc-job-status"]).toBe("completed");
     expect(later.body).toEqual(replay.body);
@@ -650,7 +656,7 @@ describe("expiry", () => {
   it("keeps at most 500 finished answers per account, expiring the oldest first", async () => {
     const { auth, accountId } = await buildAccount(t.ctx.db);
     const base = Date.now() - 30 * 60_000;
-    const answer = JSON.stringify({ status: 200, headers: {}, body: sendResult("old") });
+    const answer = JSON.stringify({ status: 200, headers: {}, body: triggerAnswer("old").body });
     await t.ctx.db
       .insertInto("jobs")
       .values(
@@ -691,5 +697,25 @@ describe("expiry", () => {
       .where("status", "in", ["completed", "failed"])
       .executeTakeFirstOrThrow();
     expect(Number(kept.n)).toBe(500);
+  });
+});
+
+describe("job kinds", () => {
+  it("answer only the operation they are bound to", async () => {
+    const call = {
+      operation: { operationId: "suggestCategories", method: "POST", path: "/api/v1/ai/suggest-categories" },
+      query: {},
+      body: {},
+      http: {
+        method: "POST",
+        path: "/api/v1/ai/suggest-categories",
+        rawHeaders: {},
+        arrivedAt: Date.now(),
+        signal: new AbortController().signal,
+      },
+    };
+    await expect(
+      runLongRunning(call, t.ctx, { kind: exportJob, accountId: 1, input: { maxLeads: 1, gate: null } }),
+    ).rejects.toThrow(/test_export answers exportLeads, not suggestCategories/);
   });
 });

@@ -85,3 +85,6 @@ export const CONTENT_TYPES = {
   xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
   zip: "application/zip",
 } as const;
+
+/** The MIME type of an export file or of the ZIP of a split export. */
+export type ExportContentType = (typeof CONTENT_TYPES)[keyof typeof CONTENT_TYPES];

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { FileStorage } from "../storage/file-storage.js";
 import { columnsOf } from "./columns.js";
-import { CONTENT_TYPES, type FileFormat } from "./format.js";
+import { CONTENT_TYPES, type ExportContentType, type FileFormat } from "./format.js";
 import { assertExportFits, exportBaseName, exportFileName, planExport, type PlannedFile } from "./split.js";
 import { createFileWriter, type FileWriter, type RowBatch } from "./writer.js";
 import { zipStoredFiles } from "./zip.js";
@@ -16,7 +16,7 @@ export interface StoredExportFile extends PlannedFile {
 
 /** The file to answer an export request with: the single file, or a ZIP of every file. */
 export interface ExportAnswerFile {
-  contentType: string;
+  contentType: ExportContentType;
   fileName: string;
   storageKey: string;
   /**

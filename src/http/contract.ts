@@ -60,10 +60,10 @@ export type AnswerHeaders<O extends OperationId, S extends StatusOf<O>> = {
 };
 
 /** Statuses with a JSON body / with a body that is a file (any other media type). */
-type JsonStatus<O extends OperationId> = {
+export type JsonStatus<O extends OperationId> = {
   [S in StatusOf<O>]: "application/json" extends MediaTypeOf<O, S> ? S : never;
 }[StatusOf<O>];
-type FileStatus<O extends OperationId> = {
+export type FileStatus<O extends OperationId> = {
   [S in StatusOf<O>]: Exclude<MediaTypeOf<O, S>, "application/json"> extends never ? never : S;
 }[StatusOf<O>];
 

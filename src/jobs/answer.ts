@@ -1,3 +1,11 @@
+import type {
+  AnswerHeaders,
+  FileStatus,
+  JsonBody,
+  JsonStatus,
+  MediaTypeOf,
+  OperationId,
+} from "../http/contract.js";
 import { ApiError } from "../http/errors.js";
 
 /** A file kept in storage (src/storage) as the body of a job's answer. */
@@ -16,18 +24,25 @@ export interface AnswerFile {
 
 /** The final HTTP answer of a job, stored as it is and returned to every later poll or replay. */
 export type JobAnswer =
-  | { status: number; headers?: Record<string, string>; body: unknown }
-  | { status: number; headers?: Record<string, string>; file: AnswerFile };
+  | { status: number; headers?: Record<string, string | number | undefined>; body: unknown }
+  | { status: number; headers?: Record<string, string | number | undefined>; file: AnswerFile };
 
-/** A JSON answer (`{data: ...}` or an error body). */
-export function jsonAnswer(status: number, body: unknown, headers: Record<string, string> = {}): JobAnswer {
-  return { status, headers, body };
-}
-
-/** A file answer: the file must already be in storage. */
-export function fileAnswer(file: AnswerFile, headers: Record<string, string> = {}, status = 200): JobAnswer {
-  return { status, headers, file };
-}
+/**
+ * An answer of operation `O` as its job kind builds it: a declared status with its JSON body, or
+ * (where the contract declares a file) a file in storage of a declared media type, and only
+ * headers the contract declares for that status. What a kind stores is typed here, at its source.
+ */
+export type JobAnswerOf<O extends OperationId> =
+  | {
+      [S in JsonStatus<O>]: { status: S; headers?: AnswerHeaders<O, S>; body: JsonBody<O, S> };
+    }[JsonStatus<O>]
+  | {
+      [S in FileStatus<O>]: {
+        status: S;
+        headers?: AnswerHeaders<O, S>;
+        file: AnswerFile & { contentType: MediaTypeOf<O, S> };
+      };
+    }[FileStatus<O>];
 
 /** The documented `{error, message, details?}` answer of an ApiError, with its headers. */
 export function errorAnswer(err: ApiError): JobAnswer {
@@ -57,7 +72,7 @@ export function normaliseAnswer(answer: JobAnswer): JobAnswer {
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(answer.headers ?? {})) {
-    if (!NOT_STORED.test(name)) headers[name] = String(value);
+    if (value !== undefined && !NOT_STORED.test(name)) headers[name] = String(value);
   }
   return "file" in answer
     ? { status: answer.status, headers, file: { ...answer.file, shared: answer.file.shared ?? false } }

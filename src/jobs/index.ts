@@ -57,7 +57,7 @@ import type { TaskList } from "graphile-worker";
 import { runJobTask, type JobTaskDeps } from "./tasks/jobs__run.js";
 import { sweepJobsTask } from "./tasks/jobs__sweep.js";
 
-export { errorAnswer, fileAnswer, jsonAnswer, type AnswerFile, type JobAnswer } from "./answer.js";
+export { errorAnswer, type AnswerFile, type JobAnswer, type JobAnswerOf } from "./answer.js";
 export { jobErrors } from "./errors.js";
 export {
   defineJobKind,

@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type { Db, Trx } from "../db/database.js";
 import type { FileStorage } from "../storage/file-storage.js";
-import type { JobAnswer } from "./answer.js";
+import type { LongRunningOperationId } from "../http/contract.js";
+import type { JobAnswer, JobAnswerOf } from "./answer.js";
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -44,9 +45,11 @@ export interface JobContext {
 }
 
 /** A kind of background job: limits, lifetimes and the work. */
-export interface JobKindDefinition<I> {
+export interface JobKindDefinition<I, O extends LongRunningOperationId = LongRunningOperationId> {
   /** Name shown as `kind` in the 202 body, for example `api_leads_export`. */
   kind: string;
+  /** The contract operation whose requests run as this kind: its answers are that operation's. */
+  operation: O;
   /** Running jobs of this kind per account; one more gives 429 `job_capacity_busy`. */
   capacity: number;
   /** Time limit from arrival; past it the answer is 500 `job_timeout`. Default 30 minutes. */
@@ -67,29 +70,36 @@ export interface JobKindDefinition<I> {
    * safe to run again after an interruption: use `job.commit(trx, answer)` in the transaction
    * that charges credits, so a second run finds the job finished and charges nothing.
    */
-  run(input: I, job: JobContext): Promise<JobAnswer>;
+  run(input: I, job: JobContext): Promise<JobAnswerOf<O>>;
 }
 
 /** A registered kind (defaults applied). */
-export interface JobKind<I = unknown> extends Required<Omit<JobKindDefinition<I>, "parseInput">> {
+export interface JobKind<
+  I = unknown,
+  O extends LongRunningOperationId = LongRunningOperationId,
+> extends Required<Omit<JobKindDefinition<I, O>, "parseInput" | "run">> {
   parseInput(raw: unknown): I;
+  run(input: I, job: JobContext): Promise<JobAnswer>;
 }
 
-const registry = new Map<string, JobKind<unknown>>();
+const registry = new Map<string, JobKind>();
 
-/** Statuses whose answer never uses the Idempotency-Key up (rule 3 of the document). */
+/** Statuses whose answer never uses the Idempotency-Key up (docs/jobs.md, Idempotency-Key). */
 const KEY_KEEPING = [409, 429, 503];
 
 /**
- * Defines and registers a job kind (once per process, at module load). Routes pass the returned
- * kind to runLongRunning; worker processes find it by name, so the module must be imported by
+ * Defines and registers a job kind (once per process, at module load). The operation's handler
+ * passes the returned kind to runLongRunning; worker processes find it by name, so the module must be imported by
  * src/worker/worker.ts as well.
  */
-export function defineJobKind<I>(definition: JobKindDefinition<I>): JobKind<I> {
+export function defineJobKind<I, O extends LongRunningOperationId>(
+  definition: JobKindDefinition<I, O>,
+): JobKind<I, O> {
   if (!/^[a-z][a-z0-9_]*$/.test(definition.kind)) throw new Error(`invalid job kind ${definition.kind}`);
   if (definition.capacity < 1) throw new Error(`job kind ${definition.kind} needs a capacity >= 1`);
-  const kind: JobKind<I> = {
+  const kind: JobKind<I, O> = {
     kind: definition.kind,
+    operation: definition.operation,
     capacity: definition.capacity,
     timeoutMs: definition.timeoutMs ?? 30 * MINUTE,
     retentionMs: definition.retentionMs ?? HOUR,
@@ -100,12 +110,12 @@ export function defineJobKind<I>(definition: JobKindDefinition<I>): JobKind<I> {
   };
   const existing = registry.get(kind.kind);
   if (existing && existing.run !== kind.run) throw new Error(`job kind ${kind.kind} is defined twice`);
-  registry.set(kind.kind, kind as JobKind<unknown>);
+  registry.set(kind.kind, kind as unknown as JobKind);
   return kind;
 }
 
 /** The registered kind of this name, if any. */
-export function jobKindNamed(name: string): JobKind<unknown> | undefined {
+export function jobKindNamed(name: string): JobKind | undefined {
   return registry.get(name);
 }
 

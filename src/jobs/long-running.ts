@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Db } from "../db/database.js";
-import type { ReplayedAnswer } from "../http/contract.js";
+import type { LongRunningOperationId, ReplayedAnswer } from "../http/contract.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import type { JobKind } from "./kinds.js";
 import { parsePrefer, waitMillis } from "./prefer.js";
@@ -20,7 +20,7 @@ export interface LongRunningDeps {
 
 /** The parts of a long-running operation's request the protocol reads (an `OperationRequest`). */
 export interface LongRunningCall {
-  operation: { method: string; path: string };
+  operation: { operationId: string; method: string; path: string };
   query: unknown;
   body: unknown;
   http: {
@@ -34,7 +34,7 @@ export interface LongRunningCall {
 
 /** A long-running request whose input is already checked (4xx answered before this). */
 export interface LongRunningRequest<I> {
-  kind: JobKind<I>;
+  kind: JobKind<I, LongRunningOperationId>;
   accountId: number;
   /** What the job's `run` receives (JSON-serialisable; stored with the job). */
   input: I;
@@ -55,6 +55,11 @@ export async function runLongRunning<I>(
   request: LongRunningRequest<I>,
 ): Promise<ReplayedAnswer> {
   const { http } = call;
+  if (request.kind.operation !== call.operation.operationId) {
+    throw new Error(
+      `job kind ${request.kind.kind} answers ${request.kind.operation}, not ${call.operation.operationId}`,
+    );
+  }
   const preference = parsePrefer(http.rawHeaders.prefer, MAX_REQUEST_WAIT_SECONDS);
   const until = http.arrivedAt + waitMillis(preference, deps.jobs.settings.defaultWaitMs);
   const header = http.rawHeaders["idempotency-key"];

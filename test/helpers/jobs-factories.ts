@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { chargeCredits, lockAccountCredits } from "../../src/credits/ledger.js";
 import { createDatabase } from "../../src/db/database.js";
 import type { AppContext } from "../../src/app/context.js";
-import { defineJobKind, jobTaskList, jsonAnswer, JOB_LIFETIMES } from "../../src/jobs/index.js";
+import { defineJobKind, jobTaskList, JOB_LIFETIMES, type JobAnswerOf } from "../../src/jobs/index.js";
 import { workerLogger } from "../../src/jobs/runtime.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 
@@ -79,20 +79,27 @@ export interface CrashInput {
   hang: "before-commit" | "after-commit";
 }
 
+/** A schedule trigger's answer, as the test kinds give it. */
+export function triggerAnswer(message: string): JobAnswerOf<"triggerEmailSchedule"> {
+  return {
+    status: 200,
+    body: { data: { sent: true, leadCount: 1, creditsUsed: 1, recipients: 1, message } },
+  };
+}
+
 /**
  * Test kind for the crash test: charges 1 credit with its answer (job.commit), and on its first
  * run hangs forever, before or after that commit, so the test can kill its worker mid-job.
  */
-export const crashTestJob = defineJobKind<CrashInput>({
+export const crashTestJob = defineJobKind<CrashInput, "triggerEmailSchedule">({
   kind: "test_crash_charge",
+  operation: "triggerEmailSchedule",
   capacity: 5,
   timeoutMs: 10 * 60_000,
   ...JOB_LIFETIMES.scheduleTrigger,
   async run(input, job) {
     await job.progress({ phase: "sending", done: 1, total: 2, label: "steps" });
-    const answer = jsonAnswer(200, {
-      data: { sent: true, leadCount: 1, creditsUsed: 1, recipients: 1, message: `run ${job.attempt}` },
-    });
+    const answer = triggerAnswer(`run ${job.attempt}`);
     if (job.attempt === 1 && input.hang === "before-commit") await new Promise(() => {});
     await job.db.transaction().execute(async (trx) => {
       const { periodStart } = await lockAccountCredits(trx, job.accountId);

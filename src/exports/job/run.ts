@@ -2,7 +2,7 @@ import { chargeDelivery, type DeliveryCharged } from "../../credits/charge.js";
 import type { Trx } from "../../db/database.js";
 import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
-import { fileAnswer, jsonAnswer, type JobAnswer, type JobContext } from "../../jobs/index.js";
+import type { JobAnswerOf, JobContext } from "../../jobs/index.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { assertExportFits } from "../../export-files/split.js";
 import { columnsOf } from "../../export-files/columns.js";
@@ -38,7 +38,7 @@ const PROGRESS_EVERY = 5_000;
  * history entries and commits the job's answer. A second run after a crash finds the job
  * answered (commit refuses) and charges nothing; files of a run that did not commit are removed.
  */
-export async function runExport(input: ExportJobInput, job: JobContext): Promise<JobAnswer> {
+export async function runExport(input: ExportJobInput, job: JobContext): Promise<ExportAnswer> {
   const filters = parseSearchFilters(input.filters, "body");
   await job.progress({ phase: "selecting", done: 0, total: 0, label: "leads" });
   const selection = await selectExport(
@@ -67,7 +67,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   writing.catch(() => undefined);
 
   let written: WrittenExport | undefined;
-  let answer: JobAnswer | undefined;
+  let answer: ExportAnswer | undefined;
   try {
     const signer = input.inline ? null : linkSigner(job, input.publicBaseUrl);
     await job.db.transaction().execute(async (trx) => {
@@ -157,6 +157,9 @@ async function deliverExport(trx: Trx, job: JobContext, selection: Selection): P
   return newLeads;
 }
 
+/** An answer of `POST /leads/export`. */
+type ExportAnswer = JobAnswerOf<"exportLeads">;
+
 /** The job's answer: the file (a ZIP when split), or with `inline: false` the links. */
 function exportAnswer(
   input: ExportJobInput,
@@ -165,26 +168,18 @@ function exportAnswer(
   entries: ExportHistoryEntry[],
   charged: DeliveryCharged,
   signer: { signingSecret: string; publicBaseUrl: string } | null,
-): JobAnswer {
-  const headers: Record<string, string> = selection.capped ? { "X-Credits-Capped": "true" } : {};
+): ExportAnswer {
+  const headers = selection.capped ? { "X-Credits-Capped": "true" as const } : {};
   if (!signer) {
-    const file = written.answer;
-    return fileAnswer(
-      {
-        storageKey: file.storageKey,
-        contentType: file.contentType,
-        fileName: file.fileName,
-        shared: !file.temporary,
-      },
-      headers,
-    );
+    const { storageKey, contentType, fileName, temporary } = written.answer;
+    return { status: 200, headers, file: { storageKey, contentType, fileName, shared: !temporary } };
   }
   const body = toLeadExportLinks(signer, entries, {
     leadCount: selection.leads.length,
     creditsUsedTenths: charged.tenths,
     creditsRemainingTenths: charged.remainingTenths,
   });
-  return jsonAnswer(200, { data: body }, headers);
+  return { status: 200, headers, body: { data: body } };
 }
 
 /**
