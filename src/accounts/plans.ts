@@ -19,8 +19,6 @@ export const PLANS: Record<PlanId, PlanInfo> = {
   enterprise: { id: "enterprise", monthlyCredits: 250_000, creditPriceCents: 2, trialEligible: false },
 };
 
-export const TRIAL_DAYS = 14;
-
 export function isPlanId(value: unknown): value is PlanId {
   return typeof value === "string" && (PLAN_IDS as readonly string[]).includes(value);
 }

@@ -34,21 +34,6 @@ export async function listPresets(db: DbOrTrx, accountId: number): Promise<Filte
   return rows.map(toPreset);
 }
 
-/** One of the account's presets; undefined when the account has no such preset. */
-export async function findPreset(
-  db: DbOrTrx,
-  accountId: number,
-  id: number,
-): Promise<FilterPreset | undefined> {
-  const row = await db
-    .selectFrom("filter_presets")
-    .selectAll()
-    .where("account_id", "=", accountId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row && toPreset(row);
-}
-
 /** Stores a new preset of the account. */
 export async function insertPreset(
   db: DbOrTrx,

@@ -1,7 +1,7 @@
 import type { DbOrTrx } from "../db/database.js";
 import { errors } from "../http/errors.js";
 import { parseSearchFilters, searchFiltersToJson } from "../leads/search/filters.js";
-import { deletePreset, findPreset, insertPreset, listPresets, type FilterPreset } from "./repository.js";
+import { deletePreset, insertPreset, listPresets, type FilterPreset } from "./repository.js";
 
 /** A preset as sent (schema-checked). */
 export interface FilterPresetInput {
@@ -32,13 +32,6 @@ export function createFilterPreset(
   }
   const filters = parseSearchFilters(input.filters, "body", { path: ["body", "filters"] });
   return insertPreset(db, accountId, name, searchFiltersToJson(filters));
-}
-
-/** One of the account's presets (for schedules and searches); 404 when it has no such preset. */
-export async function getFilterPreset(db: DbOrTrx, accountId: number, id: number): Promise<FilterPreset> {
-  const preset = await findPreset(db, accountId, id);
-  if (!preset) throw errors.notFound("Filter preset not found.");
-  return preset;
 }
 
 /** Deletes one of the account's presets; 404 when it has no such preset. */

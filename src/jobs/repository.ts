@@ -228,18 +228,6 @@ export async function updateProgress(
   await db.updateTable("jobs").set(set).where("id", "=", id).where("status", "=", "running").execute();
 }
 
-/** Locks a running job's row in the transaction; false when it is no longer running. */
-export async function lockRunning(trx: Trx, id: string): Promise<boolean> {
-  const row = await trx
-    .selectFrom("jobs")
-    .select("id")
-    .where("id", "=", id)
-    .where("status", "=", "running")
-    .forUpdate()
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** How a finished answer is kept. */
 export interface AnswerLifetimes {
   retentionMs: number;

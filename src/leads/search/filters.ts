@@ -55,20 +55,6 @@ export const LIST_PARAMETERS = [
 ] as const;
 type ListParameter = (typeof LIST_PARAMETERS)[number];
 
-/** Every search parameter (list-valued and scalar). */
-export const SEARCH_PARAMETERS = [
-  ...LIST_PARAMETERS,
-  "minStars",
-  "maxStars",
-  "minReviewCount",
-  "maxReviewCount",
-  "sortBy",
-  "sortOrder",
-  "page",
-  "limit",
-  "database",
-] as const;
-
 /** Most terms one list parameter may hold (keeps the generated SQL bounded). */
 export const MAX_TERMS = 1000;
 /** Longest term accepted. */
