@@ -545,6 +545,7 @@ export interface paths {
         /**
          * Health check
          * @description Liveness and database check for load balancers; needs no API key and is not rate limited.
+         *     Like every endpoint it refuses query parameters it does not declare (400 `validation_error`).
          */
         get: operations["getHealth"];
         put?: never;
@@ -5873,6 +5874,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -6265,6 +6281,21 @@ export interface operations {
                         /** @description The result. */
                         data: components["schemas"]["EmailSchedule"][];
                     };
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -7409,6 +7440,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -7732,6 +7778,21 @@ export interface operations {
                         /** @description The result. */
                         data: components["schemas"]["ExportFormat"][];
                     };
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -8927,6 +8988,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -9243,6 +9319,21 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description The database could not be reached. */
             503: {
                 headers: {
@@ -9279,6 +9370,21 @@ export interface operations {
                         /** @description The result. */
                         data: components["schemas"]["Integration"][];
                     };
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -9423,6 +9529,21 @@ export interface operations {
                         /** @description The result. */
                         data: components["schemas"]["IntegrationProvider"][];
                     };
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11991,6 +12112,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -13784,6 +13920,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -14141,6 +14292,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -14340,6 +14506,21 @@ export interface operations {
                         /** @description The result. */
                         data: components["schemas"]["OverageBudget"];
                     };
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -14899,6 +15080,21 @@ export interface operations {
                     };
                 };
             };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
             401: {
                 headers: {
@@ -15113,6 +15309,21 @@ export interface operations {
                         /** @description The result. */
                         data: components["schemas"]["SubscriptionCancellation"];
                     };
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { operationHandlers } from "../src/app/handlers.js";
 import { NOT_BUILT, type OperationId } from "../src/http/contract.js";
+import { invalidInput } from "../src/http/errors.js";
 import { loadSpec } from "../src/http/spec.js";
 import { useTestApp } from "./helpers/app.js";
 import { NOT_BUILT_YET } from "./helpers/not-built.js";
@@ -46,6 +47,30 @@ describe("the handler registry (src/app/handlers.ts)", () => {
           error: "not_implemented",
           message: expect.any(String),
         });
+    }
+  });
+});
+
+describe("input errors use the 400 code each operation declares", () => {
+  const codeOf = (operationId: OperationId) =>
+    invalidInput(spec.byId(operationId), "Invalid request.", [{ path: ["body"], message: "x" }]).code;
+
+  it("picks validation_error, invalid_request or bad_request from openapi.yaml", () => {
+    expect(codeOf("getEnrichment")).toBe("validation_error");
+    expect(codeOf("listEnrichments")).toBe("validation_error");
+    expect(codeOf("createEnrichment")).toBe("invalid_request");
+    expect(codeOf("generateKeywords")).toBe("bad_request");
+    expect(codeOf("exportLeads")).toBe("validation_error");
+  });
+
+  it("answers GET /export-history?limit=1e309 with 400 validation_error, not 500", async () => {
+    const { auth } = await buildAccount(t.ctx.db);
+    for (const query of ["limit=1e309", "offset=1e309", "limit=-1e309"]) {
+      const res = await t.request().get(`/api/v1/export-history?${query}`).set(auth).expect(400);
+      expect(res.body).toMatchObject({
+        error: "validation_error",
+        details: [{ path: ["query", query.split("=")[0]], message: expect.any(String) }],
+      });
     }
   });
 });
