@@ -1,6 +1,7 @@
 import { Logger as WorkerLogger, runMigrations } from "graphile-worker";
 import type { Logger } from "pino";
 import type pg from "pg";
+import type { NotificationListener } from "../db/notifications.js";
 import { JobNotifier } from "./notifier.js";
 import { jobSettingsFromEnv, type JobSettings } from "./settings.js";
 
@@ -22,12 +23,17 @@ export class JobsRuntime {
   readonly notifier: JobNotifier;
   private queueReady: Promise<void> | undefined;
 
+  /**
+   * `notifications`: the process's shared listener (`src/db/notifications.ts`); without it the
+   * notifier opens a LISTEN connection of its own when a request first waits for a job.
+   */
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger: Logger,
     readonly settings: JobSettings = jobSettingsFromEnv(),
+    notifications?: NotificationListener,
   ) {
-    this.notifier = new JobNotifier(pool, logger);
+    this.notifier = new JobNotifier(pool, logger, notifications);
   }
 
   /** Installs or upgrades graphile-worker's schema (once per process; idempotent). */
@@ -41,7 +47,7 @@ export class JobsRuntime {
     return this.queueReady;
   }
 
-  /** Closes the LISTEN connection (before the pool ends). */
+  /** Ends the notifier's subscription (and its own LISTEN connection, if it has one). */
   async close(): Promise<void> {
     await this.notifier.close();
   }

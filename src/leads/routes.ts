@@ -8,10 +8,14 @@ import { withLeadQuerySlot } from "./search/capacity.js";
 import { parseSearchFilters } from "./search/filters.js";
 import { previewLeads, searchLeads } from "./search/service.js";
 
-/** Routes of searchLeads, previewLeads, listWebsiteSchemaTypes. */
-export function leadRoutes(ctx: AppContext): Router {
+/**
+ * Routes of searchLeads, previewLeads, listWebsiteSchemaTypes. `schemaTypes`: the process's
+ * started cache (its owner stops it); without it the routes start one that only rebuilds
+ * periodically.
+ */
+export function leadRoutes(ctx: AppContext, options: { schemaTypes?: SchemaTypesCache } = {}): Router {
   const router = Router();
-  const schemaTypes = new SchemaTypesCache(ctx.db, ctx.logger).start();
+  const schemaTypes = options.schemaTypes ?? new SchemaTypesCache(ctx.db, ctx.logger).start();
 
   router.get("/api/v1/leads", async (req, res) => {
     const { accountId } = authOf(res);
