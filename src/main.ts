@@ -14,6 +14,7 @@ import { startWorker } from "./worker/worker.js";
 import { JobsRuntime } from "./jobs/runtime.js";
 import { KeyCache } from "./auth/key-cache.js";
 import { SchemaTypesCache } from "./leads/schema-types.js";
+import { NotificationListener } from "./db/notifications.js";
 
 /** What a process has started, in start order; shutdown stops it in reverse. */
 const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -65,18 +66,22 @@ async function main(): Promise<void> {
   await migrateToLatest(db);
   const storage = new LocalDiskStorage(join(config.dataDir, "files"));
   const signingSecret = await loadSigningSecret(db, config.signingSecret);
-  const jobs = new JobsRuntime(pool, logger, { defaultWaitMs: config.jobWaitMs, recheckMs: 2_000 });
+  // One LISTEN connection for the process; it stops after everything that subscribes to it.
+  const notifications = new NotificationListener({ connection: location.url, logger });
+  started.push({ name: "notifications", stop: () => notifications.stop() });
+  const jobSettings = { defaultWaitMs: config.jobWaitMs, recheckMs: 2_000 };
+  const jobs = new JobsRuntime(pool, logger, jobSettings, notifications);
   await jobs.ensureQueue();
   started.push({ name: "job notifications", stop: () => jobs.close() });
 
   if (config.role !== "worker") {
     const counterPool = createCounterPool(location.url);
     started.push({ name: "counter pool", stop: () => counterPool.end() });
-    const keyCache = new KeyCache({ connectionString: location.url, logger });
+    const keyCache = new KeyCache({ notifications, logger });
     await keyCache.start();
     started.push({ name: "key cache", stop: () => keyCache.stop() });
-    const schemaTypes = new SchemaTypesCache(db, logger).start();
-    started.push({ name: "schema types", stop: async () => schemaTypes.stop() });
+    const schemaTypes = new SchemaTypesCache(db, logger, { notifications }).start();
+    started.push({ name: "schema types", stop: () => schemaTypes.stop() });
     const app = createApp({
       config,
       db,

@@ -6,8 +6,12 @@ import supertest from "supertest";
 import { describe, expect, it } from "vitest";
 import { hashApiKey } from "../src/auth/api-keys.js";
 import { KeyCache, LISTENER_APPLICATION_NAME } from "../src/auth/key-cache.js";
-import { revokeKeyByHash, type KeyRecord } from "../src/auth/repository.js";
+import { findKeyByHash, type KeyRecord } from "../src/auth/repository.js";
+import { revokeKey } from "../src/auth/service.js";
 import { createDatabase, type Db } from "../src/db/database.js";
+import { NotificationListener } from "../src/db/notifications.js";
+import { JobNotifier } from "../src/jobs/notifier.js";
+import { SchemaTypesCache } from "../src/leads/schema-types.js";
 import { createApp } from "../src/app/create-app.js";
 import { RateLimits } from "../src/rate-limit/limiter.js";
 import { useTestApp } from "./helpers/app.js";
@@ -19,7 +23,8 @@ const silent = pino({ level: "silent" });
 /** A second API process on the same database: its own pool, rate limiter and key cache. */
 async function secondInstance(options: { ttlMs?: number } = {}) {
   const { db, pool } = createDatabase(t.database.url, 4);
-  const keyCache = new KeyCache({ connectionString: t.database.url, logger: silent, ...options });
+  const notifications = new NotificationListener({ connection: t.database.url, logger: silent });
+  const keyCache = new KeyCache({ notifications, logger: silent, ...options });
   await keyCache.start();
   const app = createApp({ ...t.ctx, db, pool, rateLimits: new RateLimits(pool), keyCache });
   return {
@@ -27,6 +32,7 @@ async function secondInstance(options: { ttlMs?: number } = {}) {
     request: () => supertest.agent(app),
     async close() {
       await keyCache.stop();
+      await notifications.stop();
       await db.destroy();
     },
   };
@@ -83,10 +89,13 @@ describe("API key cache", () => {
       await t.request().get("/api/v1/me").set(auth).expect(200);
       await other.request().get("/api/v1/me").set(auth).expect(200);
 
-      await revokeKeyByHash(t.ctx.db, hashApiKey(apiKey));
+      // This process's cache is told by the service at once; the other hears the trigger.
+      await revokeKey(t.ctx.db, apiKey, keyCache());
 
       const here = await t.request().get("/api/v1/me").set(auth).expect(401);
       expect(here.body.message).toMatch(/revoked/);
+      // The other process hears the trigger's notification (milliseconds; more on a busy machine).
+      await until(() => !other.keyCache.has(hashApiKey(apiKey)));
       const there = await other.request().get("/api/v1/me").set(auth).expect(401);
       expect(there.body.message).toMatch(/revoked/);
     } finally {
@@ -136,6 +145,8 @@ describe("API key cache", () => {
         .set({ subscription_status: "active" })
         .where("id", "=", accountId)
         .execute();
+      // The 403 answers were cached too: the reactivation's notification drops them.
+      await heard();
       await t.request().get("/api/v1/me").set(auth).expect(200);
       await other.request().get("/api/v1/me").set(second.auth).expect(200);
       expect(other.keyCache.has(hashApiKey(second.apiKey))).toBe(true);
@@ -162,7 +173,7 @@ describe("API key cache", () => {
     expect(keyCache().size).toBeGreaterThan(0);
 
     // A revocation whose notification is never delivered, then the listener's connection dies.
-    // (Raw SQL: revokeKeyByHash would also tell this process's caches directly.)
+    // (Raw SQL without triggers: nothing tells the cache.)
     await withoutNotifications(t.ctx.db, (trx) =>
       trx
         .updateTable("api_keys")
@@ -208,7 +219,7 @@ describe("API key cache", () => {
   });
 
   it("does not keep a lookup that an invalidation overtook", async () => {
-    const cache = new KeyCache({ connectionString: t.database.url, logger: silent });
+    const cache = new KeyCache({ notifications: t.notifications, logger: silent });
     await cache.start();
     try {
       const record: KeyRecord = {
@@ -238,5 +249,42 @@ describe("API key cache", () => {
       await cache.stop();
     }
     expect(cache.active).toBe(false);
+  });
+
+  it("shares one listener connection with the job notifier and the schema types cache", async () => {
+    const listeners = async () => {
+      const { rows } = await sql<{ n: number }>`
+        select count(*)::int as n from pg_stat_activity
+        where application_name = ${LISTENER_APPLICATION_NAME} and datname = current_database()`.execute(
+        t.ctx.db,
+      );
+      return rows[0]?.n ?? 0;
+    };
+    const before = await listeners();
+    const notifications = new NotificationListener({ connection: t.database.url, logger: silent });
+    const cache = new KeyCache({ notifications, logger: silent });
+    const jobs = new JobNotifier(notifications);
+    const schemaTypes = new SchemaTypesCache(t.ctx.db, silent, { notifications }).start();
+    try {
+      await Promise.all([cache.start(), jobs.start()]);
+      expect(cache.active).toBe(true);
+      expect(await listeners()).toBe(before + 1);
+
+      // One subscriber leaving keeps the connection, and the others' channels, alive.
+      await jobs.close();
+      const { accountId, apiKey } = await buildAccount(t.ctx.db);
+      const keyHash = hashApiKey(apiKey);
+      await cache.lookup(keyHash, (hash) => findKeyByHash(t.ctx.db, hash));
+      expect(cache.has(keyHash)).toBe(true);
+      await t.ctx.db.updateTable("accounts").set({ plan: null }).where("id", "=", accountId).execute();
+      await until(() => !cache.has(keyHash));
+      expect(await listeners()).toBe(before + 1);
+    } finally {
+      await schemaTypes.stop();
+      await cache.stop();
+      await notifications.stop();
+    }
+    expect(cache.active).toBe(false);
+    expect(await listeners()).toBe(before);
   });
 });

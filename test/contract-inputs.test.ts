@@ -125,7 +125,10 @@ function probesOf(operation: SpecOperation): Probe[] {
     operation.path.replace(/\{([^}]+)\}/g, (_all, param: string) => (param === name ? raw : "1"));
   const base = pathWith(null, "");
   const body = hasBody(operation) ? "{}" : undefined;
-  const probes: Probe[] = [{ path: base, body }, { path: base, query: "unknownParameter=1", body }];
+  const probes: Probe[] = [
+    { path: base, body },
+    { path: base, query: "unknownParameter=1", body },
+  ];
   for (const name of pathNames)
     for (const raw of RAW_VALUES) probes.push({ path: pathWith(name, raw), body });
   for (const param of operation.parameters) {

@@ -1,5 +1,7 @@
 import { sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { LEADS_IMPORTED_CHANNEL } from "../src/leads/import/announce.js";
 import { importLeadFile, importLeadRecords } from "../src/leads/import/importer.js";
 import { validateLeadRecord } from "../src/leads/import/record.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/db.js";
@@ -258,6 +260,55 @@ describe("NDJSON import", () => {
       rejected: 1,
       errors: [{ line: 2, message: "stars must be a number from 0 to 5" }],
     });
+  });
+});
+
+describe("announcing an import", () => {
+  /**
+   * Listens to the import announcements while `run` runs, then sends a marker and returns, for
+   * each announcement heard before the marker, how many leads were committed when it arrived.
+   */
+  async function announcements(run: () => Promise<unknown>): Promise<number[]> {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    const seen: Promise<number>[] = [];
+    let marked: () => void = () => {};
+    const marker = new Promise<void>((resolve) => (marked = resolve));
+    client.on("notification", (msg) => {
+      if (msg.payload === "marker") marked();
+      else
+        seen.push(
+          sql<{ n: number }>`select count(*)::int as n from leads`
+            .execute(database.db)
+            .then((r) => r.rows[0]?.n ?? -1),
+        );
+    });
+    try {
+      await client.query(`listen ${LEADS_IMPORTED_CHANNEL}`);
+      await run();
+      // Notifications arrive in commit order: the marker comes after any announcement of `run`.
+      await sql`select pg_notify(${LEADS_IMPORTED_CHANNEL}, 'marker')`.execute(database.db);
+      await marker;
+      return await Promise.all(seen);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("tells every process once per import, after all of its batches are committed", async () => {
+    const records = Array.from({ length: 2_500 }, (_, i) => ({
+      id: `a${i}`,
+      websiteSchemaTypes: ["Plumber"],
+    }));
+    const heard = await announcements(() =>
+      importLeadRecords(database.db, records, { batchSize: 100, concurrency: 3 }),
+    );
+    expect(heard).toEqual([2_500]);
+  });
+
+  it("announces nothing when nothing was written", async () => {
+    const heard = await announcements(() => importLeadRecords(database.db, [{ id: "bad", stars: 9 }]));
+    expect(heard).toEqual([]);
   });
 });
 

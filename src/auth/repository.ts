@@ -1,6 +1,5 @@
 import type { CompiledQuery, SelectQueryBuilder } from "kysely";
 import { prepared, type Db, type DbOrTrx } from "../db/database.js";
-import { forgetAccountInThisProcess } from "./key-cache.js";
 
 /** An API key with what authentication needs to know of its account. */
 export interface KeyRecord {
@@ -54,17 +53,23 @@ export async function insertApiKey(
   return row.id;
 }
 
+/** A key that was revoked, and its account. */
+export interface RevokedKey {
+  keyId: number;
+  accountId: number;
+}
+
 /**
- * Marks a key revoked (idempotent); returns its id, or undefined for an unknown key. The key
- * caches of this process forget it at once; other processes through the trigger's notification.
+ * Marks a key revoked (idempotent: a revoked key keeps its first revocation time); undefined for
+ * an unknown key. Only SQL: the trigger of migration 0600 tells every process's key cache at
+ * commit; `revokeKey` (`src/auth/service.ts`) also tells the caller's own cache at once.
  */
-export async function revokeKeyByHash(db: DbOrTrx, keyHash: string): Promise<number | undefined> {
+export async function revokeKeyByHash(db: DbOrTrx, keyHash: string): Promise<RevokedKey | undefined> {
   const row = await db
     .updateTable("api_keys")
     .set((eb) => ({ revoked_at: eb.fn.coalesce("revoked_at", eb.fn<Date>("now", [])) }))
     .where("key_hash", "=", keyHash)
-    .returning(["id", "account_id"])
+    .returning(["id as keyId", "account_id as accountId"])
     .executeTakeFirst();
-  if (row) forgetAccountInThisProcess(row.account_id);
-  return row?.id;
+  return row;
 }

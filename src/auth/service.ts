@@ -2,7 +2,7 @@ import type { DbOrTrx } from "../db/database.js";
 import { errors } from "../http/errors.js";
 import { generateApiKey, hashApiKey, looksLikeApiKey, visiblePrefix } from "./api-keys.js";
 import type { KeyCache } from "./key-cache.js";
-import { findKeyByHash, insertApiKey } from "./repository.js";
+import { findKeyByHash, insertApiKey, revokeKeyByHash } from "./repository.js";
 
 /** Who is calling: the key and its account, once authenticated. */
 export interface AuthContext {
@@ -49,6 +49,18 @@ export async function createApiKey(
     keyHash: hashApiKey(apiKey),
   });
   return { keyId, apiKey };
+}
+
+/**
+ * Revokes a key given in clear (idempotent); its id, or undefined for an unknown key. `cache`,
+ * the key cache of the calling process if it has one, forgets the account's keys at once, so the
+ * caller's very next request is refused; every other process hears it within milliseconds through
+ * the trigger's notification (migration 0600), as does this one when it has no cache to pass.
+ */
+export async function revokeKey(db: DbOrTrx, apiKey: string, cache?: KeyCache): Promise<number | undefined> {
+  const revoked = await revokeKeyByHash(db, hashApiKey(apiKey));
+  if (revoked) cache?.invalidateAccount(revoked.accountId);
+  return revoked?.keyId;
 }
 
 /** Reads the bearer token of an Authorization header. */

@@ -1,16 +1,12 @@
 import { parseArgs } from "node:util";
 import { createAccountWithKey } from "../accounts/service.js";
-import { hashApiKey } from "../auth/api-keys.js";
-import { revokeKeyByHash } from "../auth/repository.js";
-import { createApiKey } from "../auth/service.js";
+import { createApiKey, revokeKey } from "../auth/service.js";
 import { loadConfig } from "../config.js";
 import { createDatabase, migrateToLatest, type Db } from "../db/database.js";
 import { resolveDatabase } from "../db/resolve.js";
 import { createLogger } from "../lib/logger.js";
+import type { AdminCommand } from "./command.js";
 import { adminLeadCommands } from "./lead-commands.js";
-
-/** An admin command: takes its arguments and the database, returns the JSON line to print. */
-export type AdminCommand = (args: string[], db: Db) => Promise<unknown>;
 
 function intOption(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;
@@ -62,7 +58,8 @@ const commands: Record<string, AdminCommand> = {
   "revoke-key": async (args, db) => {
     const { values } = parseArgs({ args, options: { key: { type: "string" } } });
     if (!values.key) throw new Error("revoke-key needs --key");
-    const keyId = await revokeKeyByHash(db, hashApiKey(values.key));
+    // This process has no key cache: API processes hear of it through the trigger's notification.
+    const keyId = await revokeKey(db, values.key);
     if (keyId === undefined) throw new Error("no such key");
     return { keyId, revoked: true };
   },

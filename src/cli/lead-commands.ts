@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { generateLeads } from "../leads/import/generate.js";
 import { importLeadFile, importLeadRecords, type LeadImportOptions } from "../leads/import/importer.js";
 import { writeNdjsonFile } from "../leads/import/ndjson-file.js";
-import type { AdminCommand } from "./admin.js";
+import type { AdminCommand } from "./command.js";
 
 /** Most leads one `generate-leads` makes. */
 export const MAX_GENERATED_LEADS = 5_000_000;

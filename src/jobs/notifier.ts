@@ -1,57 +1,35 @@
-import type { Logger } from "pino";
-import type pg from "pg";
+import type { NotificationListener, Subscription } from "../db/notifications.js";
 import { FINISHED_CHANNEL } from "./repository.js";
 
 /**
- * One LISTEN connection per process for "job finished" notifications (sent by whichever worker
- * stored the answer), shared by every waiting request and poll. If the connection drops it is
- * opened again; waiters also re-read the job row now and then, so a missed notification only
- * delays an answer.
+ * "Job finished" notifications (sent by whichever worker stored the answer) for every waiting
+ * request and poll of the process, through one subscription to `jobs_finished` on the process's
+ * shared listener (`src/db/notifications.ts`, which reconnects when its connection drops). A
+ * missed notification only delays an answer: waiters re-read the job row now and then, and are
+ * all woken to re-read it whenever the channel is heard again after a loss.
  */
 export class JobNotifier {
-  private client: pg.PoolClient | undefined;
-  private starting: Promise<void> | undefined;
+  private subscription: Subscription | undefined;
   private closed = false;
   private readonly waiters = new Map<string, Set<() => void>>();
 
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly logger: Logger,
-  ) {}
+  /** `listener`: the process's shared listener. */
+  constructor(private readonly listener: NotificationListener) {}
 
-  /** Opens the listening connection (once; later calls wait for the same start). */
+  /**
+   * Subscribes (once; later calls wait for the same subscription). Resolves once notifications are
+   * heard or the attempt failed (waiters then fall back to re-reading); never rejects.
+   */
   start(): Promise<void> {
     if (this.closed) return Promise.resolve();
-    this.starting ??= this.connect().catch((err: unknown) => {
-      this.logger.warn({ err }, "job notifier could not listen; falling back to polling");
-      this.starting = undefined;
+    this.subscription ??= this.listener.subscribe(FINISHED_CHANNEL, {
+      message: (jobId) => {
+        if (jobId) this.wake(jobId);
+      },
+      // Heard (again): a job may have finished unheard while nothing listened.
+      listening: () => this.wakeAll(),
     });
-    return this.starting;
-  }
-
-  private async connect(): Promise<void> {
-    const client = await this.pool.connect();
-    const onEnd = (err?: unknown) => {
-      if (this.client !== client) return;
-      this.client = undefined;
-      this.starting = undefined;
-      client.release(true);
-      if (!this.closed) {
-        this.logger.warn({ err }, "job notifier connection lost; reconnecting");
-        setTimeout(() => void this.start(), 1_000).unref();
-      }
-    };
-    client.on("notification", (message) => {
-      if (message.channel === FINISHED_CHANNEL && message.payload) this.wake(message.payload);
-    });
-    client.on("error", onEnd);
-    client.on("end", () => onEnd());
-    await client.query(`listen ${FINISHED_CHANNEL}`);
-    if (this.closed) {
-      client.release(true);
-      return;
-    }
-    this.client = client;
+    return this.subscription.ready;
   }
 
   private wake(jobId: string): void {
@@ -81,20 +59,16 @@ export class JobNotifier {
     return { finished, cancel };
   }
 
-  /** Stops listening and wakes every waiter (they re-read their job). */
+  /** Ends the subscription and wakes every waiter (they re-read their job). */
   async close(): Promise<void> {
     this.closed = true;
-    await this.starting;
-    const client = this.client;
-    this.client = undefined;
-    if (client) {
-      try {
-        await client.query(`unlisten ${FINISHED_CHANNEL}`);
-      } catch {
-        // The connection is going away anyway.
-      }
-      client.release(true);
-    }
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    await subscription?.unsubscribe();
+    this.wakeAll();
+  }
+
+  private wakeAll(): void {
     for (const id of [...this.waiters.keys()]) this.wake(id);
   }
 }

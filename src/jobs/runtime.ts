@@ -1,6 +1,7 @@
 import { Logger as WorkerLogger, runMigrations } from "graphile-worker";
 import type { Logger } from "pino";
 import type pg from "pg";
+import type { NotificationListener } from "../db/notifications.js";
 import { JobNotifier } from "./notifier.js";
 import type { JobSettings } from "./settings.js";
 
@@ -22,12 +23,14 @@ export class JobsRuntime {
   readonly notifier: JobNotifier;
   private queueReady: Promise<void> | undefined;
 
+  /** `notifications`: the process's shared listener (`src/db/notifications.ts`). */
   constructor(
     private readonly pool: pg.Pool,
     private readonly logger: Logger,
     readonly settings: JobSettings,
+    notifications: NotificationListener,
   ) {
-    this.notifier = new JobNotifier(pool, logger);
+    this.notifier = new JobNotifier(notifications);
   }
 
   /** Installs or upgrades graphile-worker's schema (once per process; idempotent). */
@@ -41,7 +44,7 @@ export class JobsRuntime {
     return this.queueReady;
   }
 
-  /** Closes the LISTEN connection (before the pool ends). */
+  /** Ends the notifier's subscription (and its own LISTEN connection, if it has one). */
   async close(): Promise<void> {
     await this.notifier.close();
   }

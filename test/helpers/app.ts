@@ -11,6 +11,7 @@ import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 import { JobsRuntime } from "../../src/jobs/runtime.js";
 import { KeyCache } from "../../src/auth/key-cache.js";
 import { SchemaTypesCache } from "../../src/leads/schema-types.js";
+import { NotificationListener } from "../../src/db/notifications.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +22,8 @@ export interface TestApp {
   app: Express;
   ctx: AppContext;
   database: TestDatabase;
+  /** The app's one LISTEN connection (caches of a test's own subscribe to it too). */
+  notifications: NotificationListener;
   request: () => supertest.Agent;
 }
 
@@ -43,6 +46,8 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
     const dataDir = mkdtempSync(join(tmpdir(), "lead-test-data-"));
     const config = testConfig({ dataDir, ...overrides });
     const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
+    const silent = pino({ level: "silent" });
+    const notifications = new NotificationListener({ connection: database.url, logger: silent });
     const ctx: AppContext = {
       config,
       db: database.db,
@@ -51,23 +56,22 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
       rateLimits: new RateLimits(database.pool),
       storage: new LocalDiskStorage(join(config.dataDir, "files")),
       signingSecret: config.signingSecret ?? TEST_SIGNING_SECRET,
-      jobs: new JobsRuntime(database.pool, pino({ level: "silent" }), {
-        defaultWaitMs: 10_000,
-        recheckMs: 500,
-      }),
-      keyCache: new KeyCache({ connectionString: database.url, logger: pino({ level: "silent" }) }),
-      schemaTypes: new SchemaTypesCache(database.db, logger).start(),
+      jobs: new JobsRuntime(database.pool, silent, { defaultWaitMs: 10_000, recheckMs: 500 }, notifications),
+      keyCache: new KeyCache({ notifications, logger: silent }),
+      schemaTypes: new SchemaTypesCache(database.db, logger, { notifications }).start(),
     };
     await ctx.keyCache?.start();
     holder.ctx = ctx;
+    holder.notifications = notifications;
     holder.database = database;
     holder.app = createApp(ctx);
     holder.request = () => supertest.agent(holder.app);
   });
   afterAll(async () => {
-    holder.ctx?.schemaTypes.stop();
+    await holder.ctx?.schemaTypes.stop();
     await holder.ctx?.jobs.close();
     await holder.ctx?.keyCache?.stop();
+    await holder.notifications?.stop();
     await holder.database?.destroy();
     if (holder.ctx) rmSync(holder.ctx.config.dataDir, { recursive: true, force: true });
   });

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/database.js";
+import { announceImportedLeads } from "./announce.js";
 import { BatchWriter } from "./batch-writer.js";
 import { readImportFile, type SourceItem } from "./readers.js";
 import { validateLeadRecord, type RecordForm } from "./record.js";
@@ -39,7 +40,8 @@ function bounded(
 /**
  * Validates and writes the items of a source in bounded memory: at most `concurrency + 1` batches
  * are held at once, and reading waits while every writer is busy. Rows with an external id
- * upsert; a bad row is counted and listed (up to `maxErrors`) with its line and skipped.
+ * upsert; a bad row is counted and listed (up to `maxErrors`) with its line and skipped. Once
+ * the batches are committed, every process is told (`announce.ts`).
  */
 async function runImport(
   db: Db,
@@ -70,6 +72,11 @@ async function runImport(
   } catch (err) {
     await writer.settle();
     throw err;
+  } finally {
+    // Every batch is settled here, the written ones committed: one announcement for the whole
+    // import, also when it stopped half-way. A failed NOTIFY loses nothing but freshness (the
+    // caches' periodic rebuild is the safety net), so it does not fail the import.
+    if (writer.inserted + writer.updated > 0) await announceImportedLeads(db).catch(() => {});
   }
   errors.sort((a, b) => a.line - b.line);
   return { imported: writer.inserted, updated: writer.updated, rejected, errors };
