@@ -5,7 +5,7 @@ export interface ErrorDetail {
 }
 
 /**
- * An error that becomes the documented `{error, message, details?}` answer. Services throw these;
+ * An error that becomes the `{error, message, details?}` answer of openapi.yaml. Services throw these;
  * the error middleware writes them. Anything else becomes 500 `internal_error`.
  */
 export class ApiError extends Error {

@@ -44,7 +44,7 @@ export type JobAnswerOf<O extends OperationId> =
       };
     }[FileStatus<O>];
 
-/** The documented `{error, message, details?}` answer of an ApiError, with its headers. */
+/** The `{error, message, details?}` answer of an ApiError (ApiError.body), with its headers. */
 export function errorAnswer(err: ApiError): JobAnswer {
   return { status: err.status, headers: { ...err.headers }, body: err.body() };
 }

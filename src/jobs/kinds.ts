@@ -119,7 +119,7 @@ export function jobKindNamed(name: string): JobKind | undefined {
   return registry.get(name);
 }
 
-/** Lifetimes the document gives, for kinds to use. */
+/** Answer and Idempotency-Key lifetimes of the contract (openapi.yaml, getJob), for kinds to use. */
 export const JOB_LIFETIMES = {
   /** Answer kept 60 minutes; key 25 hours. */
   standard: { retentionMs: HOUR, idempotencyTtlMs: 25 * HOUR },

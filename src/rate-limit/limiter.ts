@@ -12,7 +12,7 @@ export interface LimitState {
   resetAt: Date;
 }
 
-/** An exceeded limit: the documented 429 with `retryAfter`. */
+/** An exceeded limit: the 429 `RateLimitError` of openapi.yaml, with `retryAfter`. */
 export class RateLimitExceeded extends ApiError {
   constructor(readonly state: LimitState) {
     const retryAfter = Math.max(1, Math.ceil((state.resetAt.getTime() - Date.now()) / 1000));

@@ -1,6 +1,6 @@
 import { isLeadBlacklisted } from "../../export-blacklist/match.js";
 
-/** Most leads one export holds (the document's cap). */
+/** Most leads one export holds (openapi.yaml, exportLeads). */
 export const MAX_EXPORT_LEADS = 100_000;
 /** Most leads one export puts into the account's lead reservoir. */
 export const MAX_RESERVOIR_LEADS = 100_000;

@@ -15,7 +15,7 @@ export const TERM_COLUMNS = [
 ] as const;
 export type TermColumn = (typeof TERM_COLUMNS)[number];
 
-/** The default OR group of phase 1: the four searched columns of the document. */
+/** The default OR group of phase 1: the four searched columns (docs/leads.md, search). */
 export const DEFAULT_OR_COLUMNS: readonly TermColumn[] = [
   "registeredUrl",
   "crawledUrl",

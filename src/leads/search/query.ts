@@ -11,7 +11,7 @@ const SEPARATOR = "\u0001";
 /** The URL columns: a space in a term is the `%` wildcard there. */
 const URL_COLUMNS: ReadonlySet<TermColumn> = new Set(["registeredUrl", "crawledUrl"]);
 
-/** The columns held by `leads.search_text` (the document's four searched columns). */
+/** The columns held by `leads.search_text`: the four searched columns (docs/leads.md, search). */
 const SEARCH_TEXT_COLUMNS: ReadonlySet<TermColumn> = new Set(DEFAULT_OR_COLUMNS);
 
 /**
