@@ -1,6 +1,6 @@
 import type { Runner } from "graphile-worker";
 import { sql } from "kysely";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chargeCredits } from "../src/credits/ledger.js";
@@ -410,6 +410,12 @@ describe("POST /leads/export: refusals", () => {
       .where("account_id", "=", account.accountId)
       .execute();
     expect(history).toHaveLength(0);
+    // The files the failed attempt wrote are removed with it.
+    const accountFiles = join(t.ctx.config.dataDir, "files", "exports", String(account.accountId));
+    const left = existsSync(accountFiles)
+      ? readdirSync(accountFiles, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+      : [];
+    expect(left).toEqual([]);
 
     // The 402 did not use the key up: the same key runs the export again (now capped at 0 credits).
     const retry = await exportFile(account.auth, { positiveKeywords: [word] }, key).expect(200);

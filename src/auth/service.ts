@@ -1,16 +1,9 @@
 import type { DbOrTrx } from "../db/database.js";
+import type { Caller } from "../http/contract.js";
 import { errors } from "../http/errors.js";
 import { generateApiKey, hashApiKey, looksLikeApiKey, visiblePrefix } from "./api-keys.js";
 import type { KeyCache } from "./key-cache.js";
 import { findKeyByHash, insertApiKey, revokeKeyByHash } from "./repository.js";
-
-/** Who is calling: the key and its account, once authenticated. */
-export interface AuthContext {
-  accountId: number;
-  keyId: number;
-  keyPrefix: string;
-  keyName: string;
-}
 
 const PAID_STATUSES = new Set(["active", "trialing"]);
 
@@ -23,7 +16,7 @@ export async function authenticate(
   db: DbOrTrx,
   token: string | undefined,
   cache?: KeyCache,
-): Promise<AuthContext> {
+): Promise<Caller> {
   if (!token || !looksLikeApiKey(token)) throw errors.unauthorized();
   const keyHash = hashApiKey(token);
   const key = cache
