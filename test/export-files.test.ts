@@ -1,7 +1,8 @@
 import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { Readable } from "node:stream";
+import { PassThrough, Readable } from "node:stream";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { text } from "node:stream/consumers";
@@ -18,8 +19,15 @@ import {
   planExport,
 } from "../src/export-files/split.js";
 import { writeExportFiles } from "../src/export-files/store.js";
-import { createFileWriter } from "../src/export-files/writer.js";
-import { columnLetters } from "../src/export-files/xlsx-writer.js";
+import { createFileWriter } from "../src/export-files/create-file-writer.js";
+import { SheetBacklog } from "../src/export-files/xlsx-backlog.js";
+import {
+  columnWidths,
+  MAX_COLUMN_WIDTH,
+  MIN_COLUMN_WIDTH,
+  xlsxText,
+  xlsxValue,
+} from "../src/export-files/xlsx-cells.js";
 import type { FileStorage } from "../src/storage/file-storage.js";
 import { LocalDiskStorage } from "../src/storage/local-disk.js";
 import { readZip, rowsOf, sampleLead, sampleLeads } from "./helpers/export-factories.js";
@@ -65,18 +73,36 @@ async function writeFile(f: FileFormat, leads: Record<string, unknown>[]): Promi
   return collected;
 }
 
-async function readXlsx(file: Buffer): Promise<unknown[][]> {
+/** The one worksheet of an XLSX file, read by exceljs. */
+async function loadSheet(file: Buffer): Promise<ExcelJS.Worksheet> {
   const workbook = new ExcelJS.Workbook();
   await workbook.xlsx.load(file as unknown as ArrayBuffer);
-  const sheet = workbook.worksheets[0]!;
+  return workbook.worksheets[0]!;
+}
+
+/** A cell's text: inline rich text (what the writer uses for CR, edge spaces, `_xHHHH_`) joined. */
+function cellText(value: ExcelJS.CellValue): unknown {
+  if (value && typeof value === "object" && "richText" in value)
+    return value.richText.map((r) => r.text).join("");
+  return value;
+}
+
+/** The first five cells of every row (null when empty), text cells as their text. */
+async function readXlsx(file: Buffer): Promise<unknown[][]> {
+  const sheet = await loadSheet(file);
   const rows: unknown[][] = [];
   for (let r = 1; r <= sheet.rowCount; r += 1) {
     const row = sheet.getRow(r);
     const values: unknown[] = [];
-    for (let c = 1; c <= 5; c += 1) values.push(row.getCell(c).value ?? null);
+    for (let c = 1; c <= 5; c += 1) values.push(cellText(row.getCell(c).value) ?? null);
     rows.push(values);
   }
   return rows;
+}
+
+/** The worksheet XML of an XLSX file (as exceljs's WorkbookWriter names it). */
+function sheetXml(file: Buffer): string {
+  return readZip(file).get("xl/worksheets/sheet1.xml")!.toString("utf8");
 }
 
 const parseCsv = (file: Buffer): string[][] => parse(file, { relax_column_count: false }) as string[][];
@@ -105,6 +131,51 @@ describe("cells", () => {
     const cut = safeCellText(emoji);
     expect(cut).toHaveLength(MAX_CELL_CHARS - 1);
     expect(Buffer.from(cut, "utf8").toString("utf8")).toBe(cut);
+  });
+});
+
+describe("XLSX cells", () => {
+  it("passes plain text through and makes the rest safe, as inline text where plain text would lose it", () => {
+    expect(xlsxText("Acme Plumbing")).toBe("Acme Plumbing");
+    expect(xlsxText("a\nb")).toBe("a\nb");
+    expect(xlsxText("")).toBeUndefined();
+    expect(xlsxText("\u0000")).toBeUndefined();
+    expect(xlsxText("=1+1")).toBe("'=1+1");
+    expect(xlsxText("@x")).toBe("'@x");
+    expect(xlsxText("a\u0000b\uFFFF")).toBe("ab");
+    expect(xlsxText("x".repeat(40_000))).toBe("x".repeat(MAX_CELL_CHARS));
+    expect(xlsxText("\tx")).toBe("'\tx");
+    expect(xlsxText("\rx")).toEqual({ richText: [{ text: "'_x000D_x" }] });
+    expect(xlsxText(" a")).toEqual({ richText: [{ text: " a" }] });
+    expect(xlsxText("a\u00a0")).toEqual({ richText: [{ text: "a\u00a0" }] });
+    expect(xlsxText("a\r\nb")).toEqual({ richText: [{ text: "a_x000D_\nb" }] });
+    expect(xlsxText("_x0041_ _X00ff_")).toEqual({ richText: [{ text: "_x005F_x0041_ _x005F_X00ff_" }] });
+  });
+
+  it("types numbers and booleans by column kind", () => {
+    expect(xlsxValue("number", "-5")).toBe(-5);
+    expect(xlsxValue("number", "4.5")).toBe(4.5);
+    expect(xlsxValue("number", "x")).toBeUndefined();
+    expect(xlsxValue("boolean", "true")).toBe(true);
+    expect(xlsxValue("boolean", "false")).toBe(false);
+    expect(xlsxValue("text", "-5")).toBe("'-5");
+    expect(xlsxValue("text", null)).toBeUndefined();
+    expect(xlsxValue("number", "")).toBeUndefined();
+  });
+
+  it("sizes columns by the longest of header and sample, within bounds", () => {
+    expect(
+      columnWidths(
+        ["id", "=name", "description"],
+        [
+          ["1", "Acme", "d".repeat(80)],
+          ["22", null, null],
+        ],
+      ),
+    ).toEqual([MIN_COLUMN_WIDTH, MIN_COLUMN_WIDTH, MAX_COLUMN_WIDTH]);
+    expect(columnWidths(["Company"], [["Acme Plumbing & Heating"]])).toEqual([
+      "Acme Plumbing & Heating".length + 3,
+    ]);
   });
 });
 
@@ -216,23 +287,131 @@ describe("XLSX writer", () => {
     expect(rows).toHaveLength(1);
     expect(String(rows[0]![0])).toHaveLength(MAX_CELL_CHARS);
   });
-});
 
-describe("XLSX writer details", () => {
-  it("names columns as spreadsheets do", () => {
-    expect([0, 25, 26, 27, 51, 52, 701, 702].map(columnLetters)).toEqual([
-      "A",
-      "Z",
-      "AA",
-      "AB",
-      "AZ",
-      "BA",
-      "ZZ",
-      "AAA",
+  it("makes the header row bold, frozen and filtered, and only the header row bold", async () => {
+    const f = format({ fileType: "xlsx", startRow: 3 });
+    const sheet = await loadSheet(await writeFile(f, sampleLeads(2)));
+    for (let c = 1; c <= 5; c += 1) {
+      expect(sheet.getRow(3).getCell(c).font?.bold, `header cell ${c}`).toBe(true);
+      expect(sheet.getRow(4).getCell(c).font?.bold ?? false, `data cell ${c}`).toBe(false);
+    }
+    // The pane below the header scrolls; everything down to the header stays in view.
+    expect(sheet.views).toEqual([expect.objectContaining({ state: "frozen", ySplit: 3, topLeftCell: "A4" })]);
+    // The filter spans the header and every data row, over every column.
+    expect(sheet.autoFilter).toBe("A3:E5");
+  });
+
+  it("without headers: no bold row, no frozen pane, no auto-filter; rows above startRow empty", async () => {
+    const f = format({ fileType: "xlsx", includeHeaders: false, startRow: 2 });
+    const sheet = await loadSheet(
+      await writeFile(
+        f,
+        sampleLeads(2, () => ({ companyName: "Acme" })),
+      ),
+    );
+    expect(sheet.getRow(1).cellCount).toBe(0);
+    expect(sheet.getRow(2).getCell(1).value).toBe("Acme");
+    expect(sheet.getRow(2).getCell(1).font?.bold ?? false).toBe(false);
+    expect(sheet.rowCount).toBe(3);
+    // exceljs reads a sheet without a <sheetViews> element as null views.
+    expect((sheet.views as typeof sheet.views | null) ?? []).toEqual([]);
+    expect(sheet.autoFilter).toBeUndefined();
+  });
+
+  it("sizes columns from the header and the first leads, within bounds", async () => {
+    const f = format({
+      fileType: "xlsx",
+      fieldMappings: [
+        { sourceField: "companyName", exportName: "Company", type: "field" },
+        { sourceField: "", exportName: "S", type: "spacer" },
+        { sourceField: "description", exportName: "Description", type: "field" },
+        { sourceField: "website", exportName: "A rather long header name", type: "field" },
+      ],
+    });
+    const sheet = await loadSheet(
+      await writeFile(f, [
+        sampleLead({ companyName: "Company with a longer name", description: "d".repeat(500), website: "w" }),
+      ]),
+    );
+    const widths = [1, 2, 3, 4].map((c) => sheet.getColumn(c).width);
+    expect(widths).toEqual([
+      "Company with a longer name".length + 3,
+      MIN_COLUMN_WIDTH,
+      MAX_COLUMN_WIDTH,
+      "A rather long header name".length + 3,
     ]);
   });
 
-  it("keeps CR and white space at either end, types booleans and fills columns past Z", async () => {
+  it("types numbers and booleans, keeps number-like text as text and leaves empty values empty", async () => {
+    const f = format({
+      fileType: "xlsx",
+      fieldMappings: [
+        { sourceField: "reviewCount", exportName: "Reviews", type: "field" },
+        { sourceField: "isChain", exportName: "Chain", type: "field" },
+        { sourceField: "zip", exportName: "Zip", type: "field" },
+        { sourceField: "stars", exportName: "Stars", type: "field" },
+        { sourceField: "email", exportName: "Email", type: "field" },
+      ],
+    });
+    const rows = await readXlsx(
+      await writeFile(f, [
+        sampleLead({ reviewCount: -5, isChain: true, zip: "01234", stars: 0, email: "" }),
+        sampleLead({ reviewCount: null, isChain: false, zip: "=1+1", stars: null, email: null }),
+      ]),
+    );
+    expect(rows.slice(1)).toEqual([
+      [-5, true, "01234", 0, null],
+      [null, false, "'=1+1", null, null],
+    ]);
+  });
+
+  it("neutralises formulas in values and headers, never in numbers", async () => {
+    const f = format({
+      fileType: "xlsx",
+      fieldMappings: [
+        { sourceField: "companyName", exportName: "=Total", type: "field" },
+        { sourceField: "reviewCount", exportName: "+Reviews", type: "field" },
+      ],
+    });
+    const file = await writeFile(f, [
+      sampleLead({ companyName: '=HYPERLINK("http://evil")', reviewCount: -3 }),
+    ]);
+    const sheet = await loadSheet(file);
+    expect(sheet.getCell("A1").value).toBe("'=Total");
+    expect(sheet.getCell("B1").value).toBe("'+Reviews");
+    expect(sheet.getCell("A2").value).toBe('\'=HYPERLINK("http://evil")');
+    expect(sheet.getCell("B2").value).toBe(-3);
+    // No cell of the file carries a formula.
+    expect(sheetXml(file)).not.toMatch(/<f[ >]/);
+  });
+
+  it("keeps CR, white space at either end and _xHHHH_ text; removes what XML cannot hold", async () => {
+    const f = format({
+      fileType: "xlsx",
+      fieldMappings: [
+        { sourceField: "companyName", exportName: "Company", type: "field" },
+        { sourceField: "city", exportName: "City", type: "field" },
+        { sourceField: "street", exportName: "Street", type: "field" },
+        { sourceField: "description", exportName: "Description", type: "field" },
+      ],
+    });
+    const sheet = await loadSheet(
+      await writeFile(f, [
+        sampleLead({
+          companyName: "  a\r\nb  ",
+          city: "\rCR",
+          street: "_x0041_ and _X000d_",
+          description: "bell\u0007 and\u0000 nul",
+        }),
+      ]),
+    );
+    expect(cellText(sheet.getCell("A2").value)).toBe("  a\r\nb  ");
+    expect(cellText(sheet.getCell("B2").value)).toBe("'\rCR");
+    expect(cellText(sheet.getCell("C2").value)).toBe("_x0041_ and _X000d_");
+    expect(cellText(sheet.getCell("D2").value)).toBe("bell and nul");
+  });
+
+  it("types booleans, escapes markup and fills columns past Z", async () => {
     const f = format({
       fileType: "xlsx",
       fieldMappings: [
@@ -247,15 +426,13 @@ describe("XLSX writer details", () => {
         { sourceField: "city", exportName: "<City & Co>", type: "field" },
       ],
     });
-    const file = await writeFile(f, [
-      sampleLead({ companyName: "  a\r\nb  ", isChain: true, reviewCount: 7, city: "x < y & z" }),
-      sampleLead({ companyName: "plain", isChain: false, reviewCount: null, city: null }),
-    ]);
-    const workbook = new ExcelJS.Workbook();
-    await workbook.xlsx.load(file as unknown as ArrayBuffer);
-    const sheet = workbook.worksheets[0]!;
+    const sheet = await loadSheet(
+      await writeFile(f, [
+        sampleLead({ companyName: "plain", isChain: true, reviewCount: 7, city: "x < y & z" }),
+        sampleLead({ companyName: "plain", isChain: false, reviewCount: null, city: null }),
+      ]),
+    );
     expect(sheet.name).toBe("Leads");
-    expect(sheet.getCell("A2").value).toBe("  a\r\nb  ");
     expect(sheet.getCell("B2").value).toBe(true);
     expect(sheet.getCell("B3").value).toBe(false);
     expect(sheet.getCell("AC1").value).toBe("Reviews");
@@ -263,7 +440,58 @@ describe("XLSX writer details", () => {
     expect(sheet.getCell("AC3").value).toBeNull();
     expect(sheet.getCell("AD1").value).toBe("<City & Co>");
     expect(sheet.getCell("AD2").value).toBe("x < y & z");
+    expect(sheet.autoFilter).toBe("A1:AD3");
     expect(sheet.rowCount).toBe(3);
+  });
+
+  it("writes only the header of an empty file, filtered and frozen", async () => {
+    const sheet = await loadSheet(await writeFile(format({ fileType: "xlsx" }), []));
+    expect(sheet.rowCount).toBe(1);
+    expect(sheet.getCell("E1").value).toBe("Stars");
+    expect(sheet.autoFilter).toBe("A1:E1");
+    expect(sheet.views[0]).toMatchObject({ state: "frozen", ySplit: 1 });
+  });
+
+  it("uses no shared strings and styles only the header", async () => {
+    const file = await writeFile(format({ fileType: "xlsx" }), sampleLeads(3));
+    const xml = sheetXml(file);
+    expect(xml).not.toMatch(/t="s"/);
+    expect(xml.match(/ s="\d+"/g)).toHaveLength(5);
+  });
+
+  it("waits while the reader of the workbook is behind, and goes on once it reads", async () => {
+    const f = format({ fileType: "xlsx" });
+    const writer = createFileWriter("xlsx", { columns: columnsOf(f), includeHeaders: true, startRow: 1 });
+    // Text that hardly compresses, so the workbook's own buffers fill up: about 1 MB per batch.
+    const batch = () =>
+      rowsOf(
+        sampleLeads(1_000, () => ({ companyName: randomBytes(500).toString("hex") })),
+        f,
+      )[0]!;
+    let written = 0;
+    const writing = (async () => {
+      for (let i = 0; i < 10; i += 1) {
+        await writer.write(batch());
+        written += 1;
+      }
+    })();
+    const pause = () => new Promise((resolve) => setTimeout(resolve, 250));
+    // Nobody reads the output: the writer stalls after a few of the ten batches.
+    await pause();
+    const stalledAt = written;
+    await pause();
+    expect(written).toBe(stalledAt);
+    expect(written).toBeLessThan(10);
+    const read = text(writer.output);
+    await writing;
+    await writer.end();
+    expect((await read).length).toBeGreaterThan(5_000_000);
+    expect(written).toBe(10);
+  });
+
+  it("finds the sheet's entry stream in exceljs (what its back-pressure reads)", () => {
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: new PassThrough() });
+    expect(new SheetBacklog(workbook.addWorksheet("Leads")).entryFound).toBe(true);
   });
 });
 
@@ -388,20 +616,47 @@ describe("writeExportFiles", () => {
     expect(companies("leads-main-2026-11-22_total.csv")).toEqual(leads.map((l) => l.companyName));
   });
 
-  it("zips XLSX parts that exceljs reads back", async () => {
-    const f = format({ fileType: "xlsx", splitFiles: true, splitMode: "equal_parts", numberOfParts: 2 });
+  it("zips XLSX parts and _total that exceljs reads back, each with its own bold, frozen, filtered header", async () => {
+    const f = format({
+      fileType: "xlsx",
+      splitFiles: true,
+      splitMode: "max_rows",
+      maxRowsPerFile: 3,
+      includeTotal: true,
+      startRow: 2,
+    });
+    const leads = sampleLeads(5, (i) => ({ companyName: `Lead ${i}` }));
+    // Batches of 2 rows: they straddle the parts' boundaries.
+    const rows = rowsOf(leads, f)[0]!;
     const written = await writeExportFiles(storage, {
       accountId: 1,
-      rows: rowsOf(sampleLeads(5), f),
+      rows: [rows.slice(0, 2), rows.slice(2, 4), rows.slice(4)],
       totalCount: 5,
       format: f,
     });
     const chunks: Buffer[] = [];
     for await (const chunk of (await storage.get(written.answer.storageKey))!) chunks.push(chunk as Buffer);
-    const members = [...readZip(Buffer.concat(chunks)).values()];
-    expect(members).toHaveLength(2);
-    expect((await readXlsx(members[0]!)).length).toBe(4);
-    expect((await readXlsx(members[1]!)).length).toBe(3);
+    const members = readZip(Buffer.concat(chunks));
+    expect([...members.keys()].map((name) => name.replace(/^.*_/, ""))).toEqual([
+      "part1.xlsx",
+      "part2.xlsx",
+      "total.xlsx",
+    ]);
+    const expected = [leads.slice(0, 3), leads.slice(3), leads];
+    const files = [...members.values()];
+    for (const [i, file] of files.entries()) {
+      const sheet = await loadSheet(file);
+      const last = 2 + expected[i]!.length;
+      expect(sheet.getRow(1).cellCount).toBe(0);
+      expect(sheet.getCell("A2").value).toBe("Company");
+      expect(sheet.getCell("A2").font?.bold).toBe(true);
+      expect(sheet.views[0]).toMatchObject({ state: "frozen", ySplit: 2, topLeftCell: "A3" });
+      expect(sheet.autoFilter).toBe(`A2:E${last}`);
+      const companies = [];
+      for (let r = 3; r <= last; r += 1) companies.push(sheet.getCell(`A${r}`).value);
+      expect(companies).toEqual(expected[i]!.map((lead) => lead.companyName));
+      expect(sheet.rowCount).toBe(last);
+    }
   });
 
   it("refuses an XLSX file over 20,000 rows before reading any lead", async () => {

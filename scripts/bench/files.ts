@@ -98,9 +98,9 @@ function* rowBatches(format: FileFormat): Generator<ExportRow[]> {
 }
 
 /**
- * The service's writers through writeExportFiles into local-disk storage. XLSX holds 20,000 rows
- * per file, so the XLSX export uses the split the document prescribes (max_rows 20,000): five
- * workbooks plus the ZIP answer holding them.
+ * The service's writers through writeExportFiles into local-disk storage. An XLSX file holds at
+ * most 20,000 rows (XLSX_MAX_ROWS, src/export-files/errors.ts), so the XLSX export is split
+ * max_rows 20,000: five workbooks plus the ZIP answer holding them.
  */
 async function service(dir: string, fileType: "csv" | "xlsx"): Promise<number> {
   const storage = new LocalDiskStorage(dir);

@@ -1,6 +1,6 @@
 import { ApiError } from "../http/errors.js";
 
-/** Rows an XLSX file may hold (the document's limit). */
+/** Rows an XLSX file may hold (docs/export-files.md, "XLSX check"). */
 export const XLSX_MAX_ROWS = 20_000;
 
 /** 400 `export_too_large`: an XLSX file of the export would hold more than 20,000 leads. */

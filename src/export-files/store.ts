@@ -3,7 +3,8 @@ import type { FileStorage } from "../storage/file-storage.js";
 import { columnsOf } from "./columns.js";
 import { CONTENT_TYPES, type ExportContentType, type FileFormat } from "./format.js";
 import { assertExportFits, exportBaseName, exportFileName, planExport, type PlannedFile } from "./split.js";
-import { createFileWriter, type FileWriter, type RowBatch } from "./writer.js";
+import { createFileWriter } from "./create-file-writer.js";
+import type { FileWriter, RowBatch } from "./writer.js";
 import { zipStoredFiles } from "./zip.js";
 
 /** A file of an export, written to storage. */

@@ -1,10 +1,10 @@
 import type { Readable, Writable } from "node:stream";
 import type { Column, ExportRow } from "./columns.js";
 import { CsvLines } from "./csv-lines.js";
-import { createCsvWriter } from "./csv-writer.js";
-import type { ExportFileType } from "./format.js";
-import { createJsonWriter } from "./json-writer.js";
-import { createXlsxWriter } from "./xlsx-writer.js";
+
+// What every file writer shares: the contract, the batch type and the stream helpers. The writers
+// import this module and the factory (create-file-writer.ts) imports the writers, so nothing
+// imports back.
 
 /** Layout options every writer takes. */
 export interface WriterOptions {
@@ -36,18 +36,6 @@ export interface FileWriter {
 export function rowsIn(batch: RowBatch): readonly ExportRow[] {
   if (batch instanceof CsvLines) throw new Error("finished CSV lines can only be written to a CSV file");
   return batch;
-}
-
-/** A writer for the file type. */
-export function createFileWriter(fileType: ExportFileType, options: WriterOptions): FileWriter {
-  switch (fileType) {
-    case "csv":
-      return createCsvWriter(options);
-    case "json":
-      return createJsonWriter(options);
-    case "xlsx":
-      return createXlsxWriter(options);
-  }
 }
 
 /** Text collected before it is handed to a stream (fewer, larger chunks). */
