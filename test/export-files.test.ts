@@ -9,7 +9,8 @@ import { text } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../src/http/errors.js";
 import type { ApiLead } from "../src/leads/presenter.js";
-import { MAX_CELL_CHARS, plainText, safeCellText, xlsxCellText } from "../src/export-files/cells.js";
+import { MAX_CELL_CHARS, safeCellText, xlsxCellText } from "../src/export-files/cells.js";
+import { plainText } from "./helpers/export-rows.js";
 import { columnsOf } from "../src/export-files/columns.js";
 import { DEFAULT_COLUMNS, defaultFileFormat, type FileFormat } from "../src/export-files/format.js";
 import {

@@ -2,7 +2,7 @@ import { parseArgs } from "node:util";
 import { createAccountWithKey } from "../accounts/service.js";
 import { createApiKey, revokeKey } from "../auth/service.js";
 import { loadConfig } from "../config.js";
-import { createDatabase, migrateToLatest, type Db } from "../db/database.js";
+import { createDatabase, migrateToLatest } from "../db/database.js";
 import { resolveDatabase } from "../db/resolve.js";
 import { createLogger } from "../lib/logger.js";
 import type { AdminCommand } from "./command.js";

@@ -23,20 +23,6 @@ export function safeCellText(text: string): string {
   return safe.slice(0, cut);
 }
 
-/**
- * A lead value as plain text (the `text` cell encoding): lists joined with `; `, objects as JSON,
- * dates as ISO 8601.
- */
-export function plainText(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint")
-    return String(value);
-  if (value instanceof Date) return value.toISOString();
-  if (Array.isArray(value)) return value.map((item) => plainText(item)).join(LIST_SEPARATOR);
-  return JSON.stringify(value);
-}
-
 /** A CSV field that must be quoted: it holds a comma, a quote, CR or LF. */
 const NEEDS_QUOTES = /[",\r\n]/;
 const QUOTES = /"/g;

@@ -1,5 +1,4 @@
 import { resolveLeadField, type LeadField } from "../leads/fields.js";
-import { plainText } from "./cells.js";
 import type { ExportFileType, FileFormat } from "./format.js";
 
 /** How the writers treat a column's values: numbers and booleans stay typed (never neutralised). */
@@ -23,7 +22,7 @@ export type CellEncoding = "text" | "json";
 /**
  * One lead as the writers take it: one encoded value per column, in column order; null for a
  * spacer or a missing value. The export reads these straight from the database
- * (src/exports/job/cell-sql.ts); `exportRowOf` builds them from a Lead object.
+ * (src/exports/job/cell-sql.ts); the tests build them from a Lead object (test/helpers/export-rows.ts).
  */
 export type ExportRow = readonly (string | null)[];
 
@@ -52,22 +51,5 @@ export function columnsOf(format: FileFormat): Column[] {
   return format.fieldMappings.map((mapping) => {
     const field = mapping.type === "spacer" ? null : (resolveLeadField(mapping.sourceField) ?? null);
     return { header: mapping.exportName, field, kind: kindOf(field) };
-  });
-}
-
-/**
- * The export row of a lead in the API's Lead shape (any object keyed by camelCase field names):
- * the same encoding the database produces for a stored lead.
- */
-export function exportRowOf(
-  lead: Readonly<Record<string, unknown>>,
-  columns: readonly Column[],
-  encoding: CellEncoding,
-): ExportRow {
-  return columns.map((column) => {
-    const value = column.field ? lead[column.field.name] : undefined;
-    if (value === null || value === undefined) return null;
-    if (encoding === "text") return plainText(value);
-    return JSON.stringify(value instanceof Date ? value.toISOString() : value);
   });
 }
