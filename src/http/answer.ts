@@ -21,21 +21,35 @@ export function contentDisposition(fileName: string): string {
 /** Files belong to one caller: never cached by shared caches (a job's answer narrows it to `no-store`). */
 const FILE_CACHE_CONTROL = "private, no-store";
 
-/**
- * Writes an answer: its headers, then the JSON body, or the file streamed with its
- * `Content-Type`, `Content-Length` and `Content-Disposition: attachment; filename="..."` (built by
- * Express's `res.attachment`, the `content-disposition` package: an ASCII `filename` and the exact
- * name in `filename*`). This is the only place the service writes an answer body.
- */
-export async function writeAnswer(res: Response, answer: WritableAnswer): Promise<void> {
-  res.status(answer.status);
-  for (const [name, value] of Object.entries(answer.headers ?? {})) {
+type Headers = Record<string, string | number | undefined> | undefined;
+
+function setHeaders(res: Response, status: number, headers: Headers): void {
+  res.status(status);
+  for (const name in headers) {
+    const value = headers[name];
     if (value !== undefined) res.setHeader(name, String(value));
   }
-  if (!("file" in answer)) {
-    res.json(answer.body);
-    return;
-  }
+}
+
+/** Writes a JSON answer: its status, headers and body. */
+export function writeJsonAnswer(
+  res: Response,
+  answer: { status: number; headers?: Headers; body: unknown },
+): void {
+  setHeaders(res, answer.status, answer.headers);
+  res.json(answer.body);
+}
+
+/**
+ * Writes a file answer: its status and headers, then the file streamed with its `Content-Type`,
+ * `Content-Length` and `Content-Disposition` (contentDisposition). With writeJsonAnswer, the only
+ * place the service writes an answer body.
+ */
+export async function writeFileAnswer(
+  res: Response,
+  answer: { status: number; headers?: Headers; file: ServedFile },
+): Promise<void> {
+  setHeaders(res, answer.status, answer.headers);
   const { file } = answer;
   res.setHeader("Content-Disposition", contentDisposition(file.fileName));
   res.setHeader("Content-Type", file.contentType);

@@ -6,12 +6,10 @@ import {
   type OperationId,
   type OperationRequest,
 } from "./contract.js";
-import { writeAnswer, type WritableAnswer } from "./answer.js";
+import { writeFileAnswer, writeJsonAnswer, type WritableAnswer } from "./answer.js";
 import { errors, invalidInput, notBuilt, type ErrorDetail } from "./errors.js";
 import { arrivalOf, callerOf, matchedOf } from "./request-state.js";
-import type { MatchedOperation, SpecOperation, SpecParameter } from "./spec.js";
-
-const isNumeric = (param: SpecParameter) => param.type === "integer" || param.type === "number";
+import type { MatchedOperation, SpecOperation } from "./spec.js";
 
 /**
  * The path parameters of the request, decoded and typed as the contract declares them (the
@@ -19,10 +17,9 @@ const isNumeric = (param: SpecParameter) => param.type === "integer" || param.ty
  */
 function pathParams({ operation, rawPathParams }: MatchedOperation): Record<string, string | number> {
   const params: Record<string, string | number> = {};
-  for (const param of operation.parameters) {
-    if (param.in !== "path") continue;
+  for (const param of operation.pathParameters) {
     const text = decodeURIComponent(rawPathParams[param.name] ?? "");
-    params[param.name] = isNumeric(param) ? Number(text) : text;
+    params[param.name] = param.type === "string" ? text : Number(text);
   }
   return params;
 }
@@ -30,8 +27,7 @@ function pathParams({ operation, rawPathParams }: MatchedOperation): Record<stri
 /** The declared request headers of the operation, by their declared names. */
 function declaredHeaders(req: Request, operation: SpecOperation): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const param of operation.parameters) {
-    if (param.in !== "header") continue;
+  for (const param of operation.headerParameters) {
     const value = req.get(param.name);
     if (value !== undefined) headers[param.name] = value;
   }
@@ -42,10 +38,13 @@ function declaredHeaders(req: Request, operation: SpecOperation): Record<string,
  * Numbers the validator let through that no handler can use: it coerces `1e309` to Infinity and
  * then skips its range and format checks (ajv checks numbers only when they are finite).
  */
-function nonFinite(operation: SpecOperation, query: unknown, params: Record<string, unknown>): ErrorDetail[] {
-  const found: ErrorDetail[] = [];
-  for (const param of operation.parameters) {
-    if (!isNumeric(param) || param.in === "header") continue;
+function nonFinite(
+  operation: SpecOperation,
+  query: unknown,
+  params: Record<string, unknown>,
+  found: ErrorDetail[],
+) {
+  for (const param of operation.numericParameters) {
     const source = param.in === "path" ? params : ((query ?? {}) as Record<string, unknown>);
     const values = ([] as unknown[]).concat(source[param.name]);
     if (values.some((value) => typeof value === "number" && !Number.isFinite(value))) {
@@ -55,7 +54,6 @@ function nonFinite(operation: SpecOperation, query: unknown, params: Record<stri
       });
     }
   }
-  return found;
 }
 
 /** Deepest nesting of a body searched for NUL characters (deeper values are not read anyway). */
@@ -63,16 +61,19 @@ const MAX_DEPTH = 32;
 
 /**
  * Text values holding the NUL character (U+0000), which PostgreSQL text cannot store or compare:
- * refused as invalid input rather than failing in the database.
+ * refused as invalid input rather than failing in the database. `path` is the stack of keys
+ * leading to `value` (copied only for a value that is reported).
  */
-function withNul(value: unknown, path: string[], found: ErrorDetail[], depth = 0): void {
+function withNul(value: unknown, path: string[], found: ErrorDetail[]): void {
   if (typeof value === "string") {
     if (value.includes("\u0000"))
-      found.push({ path, message: "must not contain the NUL character (U+0000)" });
-  } else if (Array.isArray(value) && depth < MAX_DEPTH) {
-    value.forEach((item, i) => withNul(item, [...path, String(i)], found, depth + 1));
-  } else if (value !== null && typeof value === "object" && depth < MAX_DEPTH) {
-    for (const [key, item] of Object.entries(value)) withNul(item, [...path, key], found, depth + 1);
+      found.push({ path: [...path], message: "must not contain the NUL character (U+0000)" });
+  } else if (value !== null && typeof value === "object" && path.length <= MAX_DEPTH) {
+    for (const key in value) {
+      path.push(key);
+      withNul((value as Record<string, unknown>)[key], path, found);
+      path.pop();
+    }
   }
 }
 
@@ -82,48 +83,94 @@ function unusableValues(
   operation: SpecOperation,
   params: Record<string, unknown>,
 ): ErrorDetail[] {
-  const found = nonFinite(operation, req.query, params);
+  const found: ErrorDetail[] = [];
+  nonFinite(operation, req.query, params, found);
   withNul(params, ["params"], found);
   withNul(req.query, ["query"], found);
   withNul(req.body, ["body"], found);
   return found;
 }
 
-/** The typed request of an operation. */
-function operationRequest(
-  req: Request,
-  res: Response,
-  matched: MatchedOperation,
-): OperationRequest<OperationId> {
-  const { operation } = matched;
-  const params = pathParams(matched);
-  const problems = unusableValues(req, operation, params);
-  if (problems.length > 0) {
-    const summary = problems.map((p) => `${p.path.join(".")}: ${p.message}`).join("; ");
-    throw invalidInput(operation, `Invalid request: ${summary}`, problems);
+/** A signal that aborts when the client goes away before its answer has been written. */
+function clientGone(res: Response): AbortSignal {
+  const controller = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** The HTTP request as it came (`OperationRequest.http`); the client-gone signal is made on first use. */
+class HttpPart {
+  readonly method: string;
+  readonly path: string;
+  readonly url: string;
+  readonly rawHeaders: Request["headers"];
+  readonly arrivedAt: number;
+  private gone: AbortSignal | undefined;
+
+  constructor(
+    req: Request,
+    private readonly res: Response,
+  ) {
+    this.method = req.method;
+    this.path = req.path;
+    this.url = req.originalUrl;
+    this.rawHeaders = req.headers;
+    this.arrivedAt = arrivalOf(res);
   }
-  const gone = new AbortController();
-  res.once("close", () => gone.abort());
-  return {
-    operation: operation as OperationRequest<OperationId>["operation"],
-    params: params as never,
-    query: req.query as never,
-    body: req.body as never,
-    headers: declaredHeaders(req, operation) as never,
-    get caller() {
-      const caller = callerOf(res);
-      if (!caller) throw errors.unauthorized();
-      return caller;
-    },
-    http: {
-      method: req.method,
-      path: req.path,
-      url: req.originalUrl,
-      rawHeaders: req.headers,
-      arrivedAt: arrivalOf(res),
-      signal: gone.signal,
-    },
-  };
+
+  /** Aborts when the client goes away (only long-running requests and polls wait on it). */
+  get signal(): AbortSignal {
+    this.gone ??= clientGone(this.res);
+    return this.gone;
+  }
+}
+
+/** The typed request of an operation (one class, so every request has the same shape). */
+class BoundRequest {
+  readonly http: HttpPart;
+
+  constructor(
+    readonly operation: SpecOperation,
+    readonly params: Record<string, string | number>,
+    readonly query: unknown,
+    readonly body: unknown,
+    readonly headers: Record<string, string>,
+    req: Request,
+    private readonly res: Response,
+  ) {
+    this.http = new HttpPart(req, res);
+  }
+
+  /** The authenticated caller; 401 for an operation without a key. */
+  get caller() {
+    const caller = callerOf(this.res);
+    if (!caller) throw errors.unauthorized();
+    return caller;
+  }
+}
+
+/** Whether an input part holds nothing to check (no path parameters, no query, no body). */
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  for (const _key in value as object) return false;
+  return true;
+}
+
+/** The typed request of an operation. */
+function operationRequest(req: Request, res: Response, matched: MatchedOperation): BoundRequest {
+  const { operation } = matched;
+  const params = operation.pathParameters.length > 0 ? pathParams(matched) : {};
+  if (!(isEmpty(params) && isEmpty(req.query) && isEmpty(req.body))) {
+    const problems = unusableValues(req, operation, params);
+    if (problems.length > 0) {
+      const summary = problems.map((p) => `${p.path.join(".")}: ${p.message}`).join("; ");
+      throw invalidInput(operation, `Invalid request: ${summary}`, problems);
+    }
+  }
+  const headers = operation.headerParameters.length > 0 ? declaredHeaders(req, operation) : {};
+  return new BoundRequest(operation, params, req.query, req.body, headers, req, res);
 }
 
 /** The handler of the request's operation, or undefined when it is not built. */
@@ -154,7 +201,9 @@ export function dispatchOperations(handlers: OperationHandlers): RequestHandler 
     const matched = matchedOf(res);
     const handler = handlerOf(handlers, res);
     if (!matched || !handler) throw notBuilt();
-    const answer = await handler(operationRequest(req, res, matched));
-    await writeAnswer(res, answer as WritableAnswer);
+    const request = operationRequest(req, res, matched) as unknown as OperationRequest<OperationId>;
+    const answer = (await handler(request)) as WritableAnswer;
+    if ("file" in answer) await writeFileAnswer(res, answer);
+    else writeJsonAnswer(res, answer);
   };
 }

@@ -23,6 +23,11 @@ export interface SpecOperation {
   /** False for operations whose `security` is empty (no API key). */
   requiresKey: boolean;
   parameters: SpecParameter[];
+  /** Its path, query and header parameters, and those of them that are numbers (computed once). */
+  pathParameters: SpecParameter[];
+  queryParameters: SpecParameter[];
+  headerParameters: SpecParameter[];
+  numericParameters: SpecParameter[];
   /** The `error` codes the operation declares, by status (`{400: {"validation_error"}}`). */
   errorCodes: ReadonlyMap<number, ReadonlySet<string>>;
 }
@@ -61,6 +66,9 @@ interface RawOperation {
 }
 
 const METHODS = ["get", "put", "post", "patch", "delete"] as const;
+
+/** The path parameters of an operation that has none. */
+const NO_PARAMS: Record<string, string> = Object.freeze({});
 
 function lastSegment(ref: string): string {
   return ref.slice(ref.lastIndexOf("/") + 1);
@@ -124,12 +132,19 @@ export class SpecRoutes {
         const security = op.security ?? globalSecurity;
         const requiresKey =
           security.length > 0 && !security.every((s) => Object.keys(s as object).length === 0);
+        const parameters = parametersOf(doc, op);
         routes.push({
           operationId: op.operationId,
           method: method.toUpperCase(),
           path,
           requiresKey,
-          parameters: parametersOf(doc, op),
+          parameters,
+          pathParameters: parameters.filter((p) => p.in === "path"),
+          queryParameters: parameters.filter((p) => p.in === "query"),
+          headerParameters: parameters.filter((p) => p.in === "header"),
+          numericParameters: parameters.filter(
+            (p) => (p.in === "path" || p.in === "query") && (p.type === "integer" || p.type === "number"),
+          ),
           errorCodes: declaredErrors(doc, op),
           pattern,
           pathNames,
@@ -146,6 +161,10 @@ export class SpecRoutes {
   match(method: string, urlPath: string): MatchedOperation | undefined {
     for (const route of this.routes) {
       if (route.method !== method) continue;
+      if (route.pathNames.length === 0) {
+        if (route.pattern.test(urlPath)) return { operation: route, rawPathParams: NO_PARAMS };
+        continue;
+      }
       const found = route.pattern.exec(urlPath);
       if (!found) continue;
       const rawPathParams: Record<string, string> = {};
