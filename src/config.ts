@@ -28,27 +28,18 @@ export interface Config {
   outboundAllowPrivate: boolean;
 }
 
-function intFrom(
+/** A number from the environment, within 0..max (whole when `integer`); `fallback` when unset. */
+function numberFrom(
   env: NodeJS.ProcessEnv,
   name: string,
   fallback: number,
-  max = Number.MAX_SAFE_INTEGER,
+  { max, integer }: { max: number; integer: boolean },
 ): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 0 || value > max) {
-    throw new Error(`${name} must be an integer from 0 to ${max}`);
-  }
-  return value;
-}
-
-function secondsFrom(env: NodeJS.ProcessEnv, name: string, fallback: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0 || value > max) {
-    throw new Error(`${name} must be a number from 0 to ${max}`);
+  if (!Number.isFinite(value) || value < 0 || value > max || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name} must be ${integer ? "an integer" : "a number"} from 0 to ${max}`);
   }
   return value;
 }
@@ -67,7 +58,7 @@ function roleFrom(raw: string | undefined): Role {
  * given the values it needs.
  */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
-  const port = intFrom(env, "PORT", 3000, 65_535);
+  const port = numberFrom(env, "PORT", 3000, { max: 65_535, integer: true });
   return {
     port,
     host: env.HOST ?? "0.0.0.0",
@@ -80,7 +71,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     publicBaseUrl: (env.PUBLIC_BASE_URL ?? `http://localhost:${port}`).replace(/\/+$/, ""),
     signingSecret: env.SIGNING_SECRET || undefined,
     jobWaitMs: Math.round(
-      secondsFrom(env, "JOB_WAIT_SECONDS", MAX_JOB_WAIT_SECONDS, MAX_JOB_WAIT_SECONDS) * 1000,
+      numberFrom(env, "JOB_WAIT_SECONDS", MAX_JOB_WAIT_SECONDS, {
+        max: MAX_JOB_WAIT_SECONDS,
+        integer: false,
+      }) * 1000,
     ),
     outboundAllowPrivate: env.OUTBOUND_ALLOW_PRIVATE === "true",
   };

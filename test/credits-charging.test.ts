@@ -1,32 +1,21 @@
-import type { Runner } from "graphile-worker";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { chargeDelivery, type EntryWait } from "../src/credits/charge.js";
 import { costTenths, PRICE_TENTHS } from "../src/credits/price.js";
 import { spendable } from "../src/credits/spendable.js";
 import { findAccountWithBalance } from "../src/accounts/repository.js";
 import { recordDeliveredLeads } from "../src/leads/versions.js";
-import { useTestApp } from "./helpers/app.js";
+import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { holdChargeLock, holdEntries, waitForLockWaiters } from "./helpers/charge-lock.js";
 import { binary } from "./helpers/export-factories.js";
-import { csvRecords, seedSigningSecret } from "./helpers/export-job-factories.js";
+import { csvRecords } from "./helpers/export-job-factories.js";
 import { buildAccount } from "./helpers/factories.js";
-import { startJobRunner } from "./helpers/jobs-factories.js";
 import { buildLead, buildLeads, uniqueWord } from "./helpers/leads-factories.js";
 
 // The one charging path of deliveries (src/credits/charge.ts), alone and shared by GET /leads
 // (src/leads/search/service.ts) and the export job (src/exports/job/run.ts).
 
 const t = useTestApp();
-let runner: Runner;
-
-beforeAll(async () => {
-  await seedSigningSecret(t.ctx.db, t.ctx.signingSecret);
-  runner = await startJobRunner(t.ctx);
-});
-
-afterAll(async () => {
-  await runner?.stop();
-});
+useJobRunner(t);
 
 type Auth = { Authorization: string };
 

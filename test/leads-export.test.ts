@@ -1,17 +1,15 @@
-import type { Runner } from "graphile-worker";
 import { sql } from "kysely";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { chargeCredits } from "../src/credits/ledger.js";
 import { sweepJobs } from "../src/jobs/tasks/jobs__sweep.js";
-import { useTestApp } from "./helpers/app.js";
+import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { holdChargeLock } from "./helpers/charge-lock.js";
 import { binary, buildFormat, readZip } from "./helpers/export-factories.js";
 import {
   buildWordLeads,
   csvRecords,
-  seedSigningSecret,
   startExportWorkerProcess,
   xlsxRecords,
 } from "./helpers/export-job-factories.js";
@@ -21,16 +19,7 @@ import { holdLeadQuerySlots } from "./helpers/lead-query-slots.js";
 import { buildLeads, markReceived, uniqueWord } from "./helpers/leads-factories.js";
 
 const t = useTestApp();
-let runner: Runner;
-
-beforeAll(async () => {
-  await seedSigningSecret(t.ctx.db, t.ctx.signingSecret);
-  runner = await startJobRunner(t.ctx);
-});
-
-afterAll(async () => {
-  await runner?.stop();
-});
+const worker = useJobRunner(t);
 
 type Auth = { Authorization: string };
 
@@ -514,7 +503,7 @@ describe("POST /leads/export: a worker killed mid-export", () => {
     const { word, ids } = await buildWordLeads(t.ctx.db, 3);
     const before = await creditsOf(account.auth);
     // Only the worker process runs jobs until it is killed.
-    await runner.stop();
+    await worker.runner?.stop();
     const child = await startExportWorkerProcess(t.database.url, join(t.ctx.config.dataDir, "files"));
     // Holds the account's charge lock, so the job stops right before its charging transaction.
     const lock = await holdChargeLock(t.ctx.db, account.accountId);
@@ -545,7 +534,7 @@ describe("POST /leads/export: a worker killed mid-export", () => {
     } finally {
       if (child.exitCode === null) child.kill("SIGKILL");
       await lock.release();
-      runner = await startJobRunner(t.ctx);
+      worker.runner = await startJobRunner(t.ctx);
     }
     expect(await chargeRows(account.accountId)).toEqual([]);
     // The killed attempt had written its file (it was waiting to charge).

@@ -2,6 +2,7 @@ import { TEST_SIGNING_SECRET } from "./signing-secret.js";
 import type { Express } from "express";
 import { pino } from "pino";
 import supertest from "supertest";
+import type { Runner } from "graphile-worker";
 import { afterAll, beforeAll } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
 import { createApp } from "../../src/app/create-app.js";
@@ -16,6 +17,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase, type TestDatabase } from "./db.js";
+import { startJobRunner } from "./jobs-factories.js";
 
 /** The app of one test file, on its own database, with response validation on. */
 export interface TestApp {
@@ -74,6 +76,21 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
     await holder.notifications?.stop();
     await holder.database?.destroy();
     if (holder.ctx) rmSync(holder.ctx.config.dataDir, { recursive: true, force: true });
+  });
+  return holder;
+}
+
+/**
+ * Runs the job tasks (graphile-worker) on the test app's database for the whole test file. A test
+ * may stop `runner` and start another in its place (it is stopped after the file).
+ */
+export function useJobRunner(t: TestApp): { runner: Runner | undefined } {
+  const holder: { runner: Runner | undefined } = { runner: undefined };
+  beforeAll(async () => {
+    holder.runner = await startJobRunner(t.ctx);
+  });
+  afterAll(async () => {
+    await holder.runner?.stop();
   });
   return holder;
 }

@@ -48,15 +48,6 @@ export async function xlsxRecords(body: Buffer): Promise<Record<string, unknown>
   );
 }
 
-/** Seeds the signing secret that worker-side code loads (as src/main.ts does) with the test app's. */
-export async function seedSigningSecret(db: Db, secret: string): Promise<void> {
-  await db
-    .insertInto("app_settings")
-    .values({ key: "signing_secret", value: secret })
-    .onConflict((oc) => oc.column("key").doUpdateSet({ value: secret }))
-    .execute();
-}
-
 /**
  * Starts a separate worker process (this file) on the test database that runs the job tasks with
  * the export job kind; resolves once it is ready. Kill it with `child.kill("SIGKILL")` to
