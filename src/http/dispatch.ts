@@ -7,7 +7,7 @@ import {
   type OperationRequest,
 } from "./contract.js";
 import { writeFileAnswer, writeJsonAnswer, type WritableAnswer } from "./answer.js";
-import { errors, invalidInput, notBuilt, type ErrorDetail } from "./errors.js";
+import { describeDetails, errors, invalidInput, notBuilt, type ErrorDetail } from "./errors.js";
 import { arrivalOf, callerOf, matchedOf } from "./request-state.js";
 import type { MatchedOperation, SpecOperation } from "./spec.js";
 
@@ -165,8 +165,7 @@ function operationRequest(req: Request, res: Response, matched: MatchedOperation
   if (!(isEmpty(params) && isEmpty(req.query) && isEmpty(req.body))) {
     const problems = unusableValues(req, operation, params);
     if (problems.length > 0) {
-      const summary = problems.map((p) => `${p.path.join(".")}: ${p.message}`).join("; ");
-      throw invalidInput(operation, `Invalid request: ${summary}`, problems);
+      throw invalidInput(operation, describeDetails(problems), problems);
     }
   }
   const headers = operation.headerParameters.length > 0 ? declaredHeaders(req, operation) : {};

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import type { ContractViolation } from "./contract-violations.js";
-import { ApiError, invalidInput, type ErrorDetail } from "./errors.js";
+import { ApiError, describeDetails, invalidInput, type ErrorDetail } from "./errors.js";
 import { matchedOf } from "./request-state.js";
 import type { SpecOperation } from "./spec.js";
 
@@ -51,8 +51,7 @@ function fromValidator(err: ValidatorError, operation: SpecOperation | undefined
   }
   if (err.status === 413) return invalidInput(operation, "The request body is too large.", details);
   if (err.status >= 400 && err.status < 500) {
-    const summary = details.map((d) => `${d.path.join(".")}: ${d.message}`).join("; ");
-    return invalidInput(operation, summary ? `Invalid request: ${summary}` : "Invalid request.", details);
+    return invalidInput(operation, describeDetails(details), details);
   }
   return new ApiError(500, "internal_error", "An unexpected error occurred.");
 }

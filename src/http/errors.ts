@@ -72,6 +72,12 @@ export function invalidInput(
   return new ApiError(400, code, message, details);
 }
 
+/** `Invalid request: <path>: <message>; ...`, the message of a 400 that lists its problems. */
+export function describeDetails(details: ErrorDetail[], what = "Invalid request"): string {
+  if (details.length === 0) return `${what}.`;
+  return `${what}: ${details.map((d) => `${d.path.join(".")}: ${d.message}`).join("; ")}`;
+}
+
 /** 501 `not_implemented`: an operation of the contract marked not built in the handler registry. */
 export function notBuilt(): ApiError {
   return new ApiError(501, "not_implemented", "This endpoint is not implemented yet.");

@@ -1,4 +1,4 @@
-import { ApiError, type ErrorDetail } from "../http/errors.js";
+import { ApiError, describeDetails, type ErrorDetail } from "../http/errors.js";
 
 /** The channels a lead can be exported through. */
 export const LEAD_EXPORT_METHODS = ["dashboard", "api", "email_schedule", "crm_push", "enrichment"] as const;
@@ -78,8 +78,7 @@ export function parseHistoryFilter(raw: Record<string, unknown>, style: FilterEr
   text("databaseType");
   const exportMethod = text("exportMethod");
   if (problems.length > 0) {
-    const summary = problems.map((p) => `${p.path.join(".")}: ${p.message}`).join("; ");
-    throw new ApiError(400, style.code, `Invalid filters: ${summary}`, problems);
+    throw new ApiError(400, style.code, describeDetails(problems, "Invalid filters"), problems);
   }
   return {
     databaseType: "other",

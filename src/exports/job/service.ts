@@ -1,4 +1,4 @@
-import { findAccountWithBalance } from "../../accounts/repository.js";
+import { getAccountWithBalance } from "../../accounts/service.js";
 import { spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
 import { blacklistedDomains } from "../../export-blacklist/match.js";
@@ -22,9 +22,7 @@ export interface ExportSelectionRequest {
 
 /** How many new leads the account's spendable balance pays for (src/credits/spendable.ts). */
 async function balanceCap(db: Db, accountId: number): Promise<number> {
-  const found = await findAccountWithBalance(db, accountId);
-  if (!found) throw errors.notFound("Account not found.");
-  return spendable(found.balance).leads;
+  return spendable((await getAccountWithBalance(db, accountId)).balance).leads;
 }
 
 /**

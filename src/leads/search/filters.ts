@@ -1,4 +1,4 @@
-import { errors, type ErrorDetail } from "../../http/errors.js";
+import { describeDetails, errors, type ErrorDetail } from "../../http/errors.js";
 import { resolveLeadField } from "../fields.js";
 
 /** Columns that can be searched with terms (the OR group members and the include/exclude terms). */
@@ -446,8 +446,7 @@ export function parseSearchFilters(
     );
   }
   if (problems.details.length > 0) {
-    const summary = problems.details.map((d) => `${d.path.join(".")}: ${d.message}`).join("; ");
-    throw errors.validation(`Invalid search parameters: ${summary}`, problems.details);
+    throw errors.validation(describeDetails(problems.details, "Invalid search parameters"), problems.details);
   }
   return filters;
 }

@@ -1,4 +1,4 @@
-import { findAccountWithBalance } from "../../accounts/repository.js";
+import { getAccountWithBalance } from "../../accounts/service.js";
 import { chargeDelivery } from "../../credits/charge.js";
 import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
@@ -52,10 +52,9 @@ const pagination = (filters: SearchFilters, total: number): Pagination => ({
   pages: Math.ceil(total / filters.limit),
 });
 
+/** What the account can spend now (404 for an unknown account). */
 async function spendableOf(db: Db, accountId: number): Promise<Spendable> {
-  const found = await findAccountWithBalance(db, accountId);
-  if (!found) throw errors.notFound("Account not found.");
-  return spendable(found.balance);
+  return spendable((await getAccountWithBalance(db, accountId)).balance);
 }
 
 function termCount(filters: SearchFilters): number {
