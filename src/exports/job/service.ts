@@ -2,7 +2,6 @@ import { getAccountWithBalance } from "../../accounts/service.js";
 import { spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
 import { blacklistedDomains } from "../../export-blacklist/match.js";
-import { errors } from "../../http/errors.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
 import { setStatementTimeout } from "../../leads/search/repository.js";
 import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";

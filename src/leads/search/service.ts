@@ -2,7 +2,6 @@ import { getAccountWithBalance } from "../../accounts/service.js";
 import { chargeDelivery } from "../../credits/charge.js";
 import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
-import { errors } from "../../http/errors.js";
 import type { LeadRecord } from "../lead.js";
 import { recordDeliveredLeads } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
