@@ -638,7 +638,8 @@ export interface paths {
          *     `integration_exists` (a different provider or a changed URL, even by a trailing slash,
          *     creates a second integration); a 26th integration gives 409 `integration_limit`. After a
          *     timeout or a 500, check `GET /integrations` before repeating: the integration may have been
-         *     saved. 503 `service_unavailable` happens only before anything is written.
+         *     saved. 503 `service_unavailable` happens only before anything is written. A private,
+         *     loopback, link-local, CGNAT or metadata destination gives 400 `bad_request`.
          */
         post: operations["createWebhookIntegration"];
         delete?: never;
@@ -672,7 +673,7 @@ export interface paths {
          * Update an integration
          * @description Changes an integration; only the fields sent change. `subscriptions` replaces the whole
          *     list (CRMs accept only `lead.created` and `lead.updated`, `table_webhook` not
-         *     `export.leads`: 400 `validation_error`). `targetUrl` and `headerApiKey` apply to webhooks
+         *     `export.leads`: 400 `validation_error`). `defaultTargetUrl` and `apiKey` apply to webhooks
          *     and `dealSettings` to `crm_deals` only (400 `bad_request` otherwise). Re-pointing to a
          *     destination another integration of the same provider uses gives 409 `integration_exists`.
          *     If the integration changes while the update is applied, the update is applied again on
@@ -758,7 +759,7 @@ export interface paths {
          * @description Sends the stored data of a delivery again as a new event, in one attempt, and answers its
          *     outcome. For a batched `export.leads` delivery the batches not yet delivered are queued
          *     instead and the answer says how many. The answer is 200 even when the destination fails:
-         *     read `data.status`.
+         *     read `data.status`. A `disabled` integration gives 400 `bad_request`.
          */
         post: operations["retryIntegrationDelivery"];
         delete?: never;
@@ -836,6 +837,9 @@ export interface paths {
          *     before anything is charged or sent, and 402 `insufficient_credits` when a new lead cannot be
          *     paid from the balance or overage budget. With `lead` it sends the client's own data free,
          *     untracked and unchecked against the blacklist. If both are sent, `leadId` is used. The
+         *     integration must be `connected` (400 `bad_request` otherwise). A new lead then counts as
+         *     received: the account's other integrations subscribed to `lead.created` get it, and a
+         *     re-push sends them `lead.updated` (this integration gets neither). The
          *     answer is 200 even when the destination fails: read `data.status`. After a 500 check the
          *     deliveries before repeating: a credit may have been taken.
          */
@@ -859,7 +863,9 @@ export interface paths {
          * Send a test event
          * @description Sends one test event to the real destination: a test `lead.created` with a made-up lead, or
          *     with `eventType` `export.leads` a sample batch. On a CRM it writes a real sample record that
-         *     is not removed. The answer is 200 even when the destination fails: read `data.status`.
+         *     is not removed. The answer is 200 even when the destination fails: read `data.status`. A
+         *     `disabled` integration gives 400 `bad_request`; a success on a `needs_attention` integration
+         *     makes it `connected` again.
          */
         post: operations["testIntegration"];
         delete?: never;
@@ -1585,12 +1591,18 @@ export interface components {
             provider: components["schemas"]["WebhookProviderId"];
             /** @description A name for the integration (1-100 characters). */
             displayName: string;
-            /** @description The HTTPS address deliveries are posted to. */
+            /**
+             * @description The public http(s) address deliveries are posted to (at most 2,048 characters). Private,
+             *     loopback, link-local, CGNAT and metadata addresses are refused with 400 `bad_request`.
+             */
             targetUrl: string;
             /** @description Events to subscribe to (duplicates are ignored); `table_webhook` cannot take `export.leads`. */
             events: components["schemas"]["WebhookEventType"][];
-            /** @description Optional key sent as the `X-SVC-API-Key` header on each delivery (1-500 characters). */
-            headerApiKey?: string;
+            /**
+             * @description Optional header API key, sent as the `X-SVC-API-Key` header on each delivery to this
+             *     destination (1-500 characters). Never returned.
+             */
+            apiKey?: string;
         };
         /** @description A created webhook integration with its signing secret. */
         CreatedWebhookIntegration: {
@@ -2993,8 +3005,11 @@ export interface components {
             subscriptions: components["schemas"]["IntegrationSubscription"][];
             /** @description The webhook destination URL; null for CRMs. */
             targetUrl: string | null;
-            /** @description Whether a header API key is set (it is sent as `X-SVC-API-Key`; the key itself is never returned). */
-            hasHeaderApiKey: boolean;
+            /**
+             * @description Whether a header API key (`apiKey`) is set. It is sent as `X-SVC-API-Key` only to the
+             *     destinations it was set for; the key itself is never returned.
+             */
+            hasApiKey: boolean;
             /** @description Deal settings of a `crm_deals` integration; null for other providers. */
             dealSettings: components["schemas"]["DealSettings"] | null;
         };
@@ -3149,11 +3164,6 @@ export interface components {
          */
         IntegrationSendStatus: "success" | "failed";
         /**
-         * @description Statuses a PATCH can set.
-         * @enum {string}
-         */
-        IntegrationSettableStatus: "connected" | "disabled";
-        /**
          * @description State of an integration.
          * @enum {string}
          */
@@ -3178,7 +3188,11 @@ export interface components {
         IntegrationSubscriptionInput: {
             /** @description The event to deliver; CRMs accept only `lead.created` and `lead.updated`. */
             eventType: components["schemas"]["WebhookEventType"];
-            /** @description A different HTTPS destination for this event (webhooks only); omit to use the integration's `targetUrl`. */
+            /**
+             * @description A different public http(s) destination for this event (webhooks only); omit or null to use
+             *     the integration's `targetUrl`. When the integration has an `apiKey`, a new destination needs
+             *     `apiKey` in the same request (400 `bad_request` otherwise).
+             */
             targetUrl?: string | null;
             /** @description Whether the event is delivered; default true. */
             isActive?: boolean;
@@ -3199,14 +3213,28 @@ export interface components {
         IntegrationUpdate: {
             /** @description New name (1-100 characters). */
             displayName?: string;
-            /** @description `disabled` pauses deliveries, `connected` resumes them. */
-            status?: components["schemas"]["IntegrationSettableStatus"];
-            /** @description The complete new list of subscriptions; it replaces all current ones. */
+            /**
+             * @description `disabled` pauses deliveries, `connected` resumes them (and resets `consecutiveFailures`).
+             *     `needs_attention` is set only by the service: sending it gives 400 `validation_error` unless
+             *     the integration already has that status (a no-op).
+             */
+            status?: components["schemas"]["IntegrationStatus"];
+            /**
+             * @description The complete new list of subscriptions (at most 20 after merging duplicates of the same event
+             *     and destination); it replaces all current ones.
+             */
             subscriptions?: components["schemas"]["IntegrationSubscriptionInput"][];
-            /** @description New HTTPS destination (webhooks only). */
-            targetUrl?: string;
-            /** @description New header API key sent as `X-SVC-API-Key` (webhooks only); null removes it. */
-            headerApiKey?: string | null;
+            /**
+             * @description New public http(s) destination (webhooks only): it becomes the integration's `targetUrl` and
+             *     every subscription is re-pointed to it. When the integration has an `apiKey`, re-pointing
+             *     needs `apiKey` in the same request (400 `bad_request` otherwise).
+             */
+            defaultTargetUrl?: string;
+            /**
+             * @description New header API key sent as `X-SVC-API-Key` (webhooks only) to the destinations the
+             *     integration has after this change; null removes it.
+             */
+            apiKey?: string | null;
             /** @description Deal settings (`crm_deals` only). */
             dealSettings?: components["schemas"]["DealSettingsUpdate"];
         };
@@ -5571,7 +5599,6 @@ export type IntegrationProvider = components['schemas']['IntegrationProvider'];
 export type IntegrationProviderId = components['schemas']['IntegrationProviderId'];
 export type IntegrationSendResult = components['schemas']['IntegrationSendResult'];
 export type IntegrationSendStatus = components['schemas']['IntegrationSendStatus'];
-export type IntegrationSettableStatus = components['schemas']['IntegrationSettableStatus'];
 export type IntegrationStatus = components['schemas']['IntegrationStatus'];
 export type IntegrationSubscription = components['schemas']['IntegrationSubscription'];
 export type IntegrationSubscriptionInput = components['schemas']['IntegrationSubscriptionInput'];
@@ -9653,7 +9680,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -10639,7 +10666,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11550,7 +11577,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"];
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -15667,7 +15694,6 @@ export const integrationDeliveryStatusValues: ReadonlyArray<FlattenedDeepRequire
 export const integrationExistsErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationExistsError"]["error"]> = ["integration_exists"];
 export const integrationLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationLimitError"]["error"]> = ["integration_limit"];
 export const integrationSendStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationSendStatus"]> = ["success", "failed"];
-export const integrationSettableStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationSettableStatus"]> = ["connected", "disabled"];
 export const integrationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationStatus"]> = ["connected", "disabled", "needs_attention"];
 export const integrationTestEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationTestEventType"]> = ["lead.created", "export.leads"];
 export const internalErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InternalError"]["error"]> = ["internal_error"];

@@ -26,6 +26,13 @@ export interface Config {
   jobWaitMs: number;
   /** Outbound fetches to customer-supplied URLs may reach private / loopback addresses (tests only). */
   outboundAllowPrivate: boolean;
+  /**
+   * SMTP relay for outgoing mail (`smtp://user:pass@host:587`; it holds a password, so it is never
+   * logged); unset: every mail is written as an `.eml` file under `DATA_DIR/mail/`.
+   */
+  smtpUrl: string | undefined;
+  /** The `From` of every mail the service sends. */
+  mailFrom: string;
 }
 
 /** A number from the environment, within 0..max (whole when `integer`); `fallback` when unset. */
@@ -77,5 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       }) * 1000,
     ),
     outboundAllowPrivate: env.OUTBOUND_ALLOW_PRIVATE === "true",
+    smtpUrl: env.SMTP_URL || undefined,
+    mailFrom: env.MAIL_FROM || "Lead Service <no-reply@localhost>",
   };
 }

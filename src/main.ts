@@ -1,5 +1,4 @@
 import type { Server } from "node:http";
-import type { Runner } from "graphile-worker";
 import { loadConfig } from "./config.js";
 import { createCounterPool, createDatabase, migrateToLatest } from "./db/database.js";
 import { resolveDatabase } from "./db/resolve.js";
@@ -11,10 +10,12 @@ import { loadSigningSecret } from "./lib/signing-secret.js";
 import { LocalDiskStorage } from "./storage/local-disk.js";
 import { join } from "node:path";
 import { startWorker } from "./worker/worker.js";
+import { createMailer } from "./mail/mailer.js";
 import { JobsRuntime } from "./jobs/runtime.js";
 import { KeyCache } from "./auth/key-cache.js";
 import { SchemaTypesCache } from "./leads/schema-types.js";
 import { NotificationListener } from "./db/notifications.js";
+import { Outbound } from "./outbound/index.js";
 
 /** What a process has started, in start order; shutdown stops it in reverse. */
 const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -73,6 +74,8 @@ async function main(): Promise<void> {
   const jobs = new JobsRuntime(pool, logger, jobSettings, notifications);
   await jobs.ensureQueue();
   started.push({ name: "job notifications", stop: () => jobs.close() });
+  const outbound = new Outbound({ allowPrivate: config.outboundAllowPrivate });
+  started.push({ name: "outbound", stop: async () => outbound.close() });
 
   if (config.role !== "worker") {
     const counterPool = createCounterPool(location.url);
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
       jobs,
       keyCache,
       schemaTypes,
+      outbound,
     });
     const server: Server = app.listen(config.port, config.host);
     await new Promise<void>((resolve, reject) => {
@@ -109,7 +113,14 @@ async function main(): Promise<void> {
     logger.info({ port: config.port, role: config.role }, "API listening");
   }
   if (config.role !== "api") {
-    const runner: Runner = await startWorker(pool, logger, { db, storage, signingSecret });
+    const mailer = createMailer({
+      smtpUrl: config.smtpUrl,
+      dataDir: config.dataDir,
+      from: config.mailFrom,
+      logger,
+    });
+    started.push({ name: "mailer", stop: async () => mailer.close() });
+    const runner = await startWorker(pool, logger, { db, storage, signingSecret, mailer, outbound });
     started.push({ name: "worker", stop: () => runner.stop() });
   }
   starting = false;

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import { resolve } from "node:path";
+import { Logger as WorkerLogger, runMigrations } from "graphile-worker";
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { createDatabase, migrateToLatest } from "../src/db/database.js";
@@ -44,8 +45,11 @@ export async function setup(project: TestProject): Promise<void> {
 
   const templateUrl = new URL(serverUrl);
   templateUrl.pathname = `/${TEMPLATE_DATABASE}`;
-  const { db } = createDatabase(templateUrl.toString(), 2);
+  const { db, pool } = createDatabase(templateUrl.toString(), 2);
   await migrateToLatest(db);
+  // graphile-worker's schema too: requests queue jobs (mail, event dispatch) in their own
+  // transactions, as in a started service (src/main.ts installs it before serving).
+  await runMigrations({ pgPool: pool, logger: new WorkerLogger(() => () => {}) });
   await db.destroy();
 
   project.provide("testServerUrl", serverUrl);

@@ -4,6 +4,7 @@ import type { KeyCache } from "../auth/key-cache.js";
 import type { Config } from "../config.js";
 import type { Db } from "../db/database.js";
 import type { JobsRuntime } from "../jobs/runtime.js";
+import type { Outbound } from "../outbound/index.js";
 import type { SchemaTypesCache } from "../leads/schema-types.js";
 import type { RateLimits } from "../rate-limit/limiter.js";
 import type { FileStorage } from "../storage/file-storage.js";
@@ -28,4 +29,9 @@ export interface AppContext {
   keyCache?: KeyCache;
   /** The distinct website schema types of the lead database (built in the background). */
   schemaTypes: SchemaTypesCache;
+  /**
+   * Every outbound fetch to a customer-supplied URL goes through it, so private, loopback and
+   * metadata addresses are refused alike everywhere (and `OUTBOUND_ALLOW_PRIVATE` lifts that alike).
+   */
+  outbound: Outbound;
 }

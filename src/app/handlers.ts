@@ -4,6 +4,8 @@ import { exportFormatHandlers } from "../export-formats/handlers.js";
 import { exportHistoryHandlers } from "../export-history/handlers.js";
 import { exportHandlers } from "../exports/handlers.js";
 import { filterPresetHandlers } from "../filter-presets/handlers.js";
+import { integrationHandlers } from "../integrations/handlers.js";
+import { deliveryHandlers } from "../integrations/deliveries/handlers.js";
 import { NOT_BUILT, type OperationHandlers } from "../http/contract.js";
 import { jobHandlers } from "../jobs/handlers.js";
 import { keywordListHandlers } from "../keyword-lists/handlers.js";
@@ -53,16 +55,6 @@ export function operationHandlers(ctx: AppContext): OperationHandlers {
     reExportLeadExportHistory: NOT_BUILT,
     refreshAndExportLeadExportHistory: NOT_BUILT,
     // Integrations and events (webhooks), CRM adapters.
-    listIntegrationProviders: NOT_BUILT,
-    listIntegrations: NOT_BUILT,
-    getIntegration: NOT_BUILT,
-    createWebhookIntegration: NOT_BUILT,
-    updateIntegration: NOT_BUILT,
-    deleteIntegration: NOT_BUILT,
-    listIntegrationDeliveries: NOT_BUILT,
-    retryIntegrationDelivery: NOT_BUILT,
-    testIntegration: NOT_BUILT,
-    pushLeadToIntegration: NOT_BUILT,
     connectIntegration: NOT_BUILT,
     integrationOAuthCallback: NOT_BUILT,
     getIntegrationFieldMapping: NOT_BUILT,
@@ -80,6 +72,8 @@ export function operationHandlers(ctx: AppContext): OperationHandlers {
     ...exportHandlers({ ...ctx, publicBaseUrl: ctx.config.publicBaseUrl }),
     ...jobHandlers(ctx),
     ...filterPresetHandlers(ctx),
+    ...integrationHandlers(ctx),
+    ...deliveryHandlers(ctx),
     ...keywordListHandlers(ctx),
     ...exportBlacklistHandlers(ctx),
     ...leadExportHistoryHandlers(ctx),

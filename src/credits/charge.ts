@@ -2,6 +2,7 @@ import type { Trx } from "../db/database.js";
 import { isLockTimeout, setLockTimeout } from "../db/lock-timeout.js";
 import { balanceSpentMeanwhile, CHARGE_LOCK_TIMEOUT_MS, chargeInProgress } from "./errors.js";
 import { chargeCredits, lockAccountCredits, readBalance, spendableTenths } from "./ledger.js";
+import { noteBalanceAfterCharge } from "./low-balance.js";
 import { costTenths, type NewItems } from "./price.js";
 
 /**
@@ -50,7 +51,7 @@ export interface DeliveryCharged {
  *   2. the account's credit lock (lockAccountCredits), waited for at most 2 s;
  *   3. the charge of the new items at their price (price.ts) as ledger rows, monthly credits
  *      first (chargeCredits); 402 `insufficient_credits` when the balance no longer pays;
- *   4. the balance after.
+ *   4. the balance after, and `credit.low_balance` when it fell below the threshold (low-balance.ts).
  *
  * Lock order: entries first, credit lock last. Which leads are new is decided by the entries'
  * unique key (a concurrent delivery of the same lead waits there for the other to commit, then
@@ -90,6 +91,7 @@ export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<
   });
   if (!paid) throw balanceSpentMeanwhile();
   const after = await readBalance(trx, charge.accountId, periodStart);
+  if (tenths > 0) await noteBalanceAfterCharge(trx, charge.accountId, after);
   return { tenths, remainingTenths: spendableTenths(after) };
 }
 

@@ -91,6 +91,20 @@ export async function grantCredits(
       reference: grant.reference ?? null,
     })
     .execute();
+  await clearLowBalance(db, grant.accountId);
+}
+
+/**
+ * The balance grew (a grant) or is back above the low-balance threshold: the next fall below it
+ * sends `credit.low_balance` again (low-balance.ts).
+ */
+export async function clearLowBalance(db: DbOrTrx, accountId: number): Promise<void> {
+  await db
+    .updateTable("accounts")
+    .set({ low_balance_notified: false })
+    .where("id", "=", accountId)
+    .where("low_balance_notified", "=", true)
+    .execute();
 }
 
 /**

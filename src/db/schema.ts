@@ -4,6 +4,7 @@ import type { ExportTables } from "./schema/exports.js";
 import type { ExportJobTables } from "./schema/export-job.js";
 import type { LeadSearchTables } from "./schema/lead-search.js";
 import type { LeadTables } from "./schema/leads.js";
+import type { IntegrationTables } from "./schema/integrations.js";
 
 export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
 
@@ -12,4 +13,11 @@ export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
  * in the repositories.
  */
 export interface Database
-  extends AccountTables, LeadTables, LeadSearchTables, ExportTables, JobTables, ExportJobTables {}
+  extends
+    AccountTables,
+    LeadTables,
+    LeadSearchTables,
+    ExportTables,
+    JobTables,
+    ExportJobTables,
+    IntegrationTables {}

@@ -1,5 +1,7 @@
 import { sql } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
+import { emitLeadEvents, subscribedEventTypes } from "../events/outbox.js";
+import type { LeadEventRef, LeadEventSource } from "../events/types.js";
 import type { LeadRecord } from "./lead.js";
 import { LEAD_RECORD_COLUMNS, leadRecordFromRow } from "./repository.js";
 
@@ -20,6 +22,20 @@ export interface LeadVersionRef {
 
 const refKey = (leadId: number, version: number) => `${leadId}:${version}`;
 
+/** A delivery of leads to an account, as recordDeliveredLeads records it. */
+export interface LeadDelivery {
+  accountId: number;
+  /** The lead export history's `exportMethod` (`api`, `email_schedule`, `crm_push`, `enrichment`). */
+  method: string;
+  exportedAt: Date;
+  leadIds: readonly number[];
+  /**
+   * Lead events of a push: the integration pushed to gets none, and a lead the account already
+   * had sends `lead.updated` even when its data did not change (a re-push).
+   */
+  push?: { integrationId: number };
+}
+
 /**
  * Records delivered leads in the account's lead export history, server-side in one statement: a
  * new entry per lead, or for a lead already there an update of `exported_at`, `export_method`,
@@ -32,22 +48,73 @@ const refKey = (leadId: number, version: number) => `${leadId}:${version}`;
  * the same account waits here until the other commits (then finds the entry: not new) or rolls
  * back (then inserts it: new). Callers take the account's credit lock only after this, so no
  * transaction holds that lock while it waits for entries.
+ *
+ * Lead events, in the same transaction (src/events/outbox.ts): `lead.created` for each new lead,
+ * `lead.updated` for a lead received again at a newer version than the account had (any re-push).
+ * Enrichment results send none. An account without a subscription to them pays one indexed query.
  */
-export async function recordDeliveredLeads(
-  trx: Trx,
-  delivery: { accountId: number; method: string; exportedAt: Date; leadIds: readonly number[] },
-): Promise<number> {
+export async function recordDeliveredLeads(trx: Trx, delivery: LeadDelivery): Promise<number> {
   if (delivery.leadIds.length === 0) return 0;
   await sql`select pg_advisory_xact_lock_shared(${sql.lit(LEAD_VERSION_LOCK)})`.execute(trx);
+  const subscribed =
+    delivery.method === "enrichment"
+      ? new Set<string>()
+      : await subscribedEventTypes(trx, delivery.accountId);
+  if (!subscribed.has("lead.created") && !subscribed.has("lead.updated")) {
+    return Number((await upsertEntries(trx, delivery, false)).inserted ?? 0);
+  }
+  const row = await upsertEntries(trx, delivery, true);
+  const source = delivery.method as LeadEventSource;
+  const exclude = delivery.push?.integrationId;
+  await emitLeadEvents(trx, {
+    accountId: delivery.accountId,
+    type: "lead.created",
+    source,
+    leads: refsFrom(row.created),
+    excludeIntegrationId: exclude,
+  });
+  await emitLeadEvents(trx, {
+    accountId: delivery.accountId,
+    type: "lead.updated",
+    source,
+    leads: refsFrom(delivery.push ? row.received_again : row.updated),
+    excludeIntegrationId: exclude,
+  });
+  return Number(row.inserted ?? 0);
+}
+
+interface UpsertCounts {
+  inserted: string | null;
+  /** [leadId, version] of new entries, of entries now at a newer version, of every entry received again. */
+  created: [number, number][];
+  updated: [number, number][];
+  received_again: [number, number][];
+}
+
+async function upsertEntries(trx: Trx, delivery: LeadDelivery, withRefs: boolean): Promise<UpsertCounts> {
   // Rows in lead id order, so two deliveries of overlapping leads lock entries in the same order.
-  // `xmax = 0` tells an inserted row from an updated one (an update sets it to this transaction).
-  const { rows } = await sql<{ inserted: string }>`
-    with delivered as (
+  // `xmax = 0` tells an inserted row from an updated one (an update sets it to this transaction);
+  // `prior` reads the entries as they were before this statement (one snapshot for all of it).
+  const ids = [...delivery.leadIds];
+  const refs = withRefs
+    ? sql`,
+      coalesce(json_agg(json_build_array(d.lead_id, d.lead_version)) filter (where d.inserted), '[]') as created,
+      coalesce(json_agg(json_build_array(d.lead_id, d.lead_version))
+        filter (where not d.inserted and p.lead_version is distinct from d.lead_version), '[]') as updated,
+      coalesce(json_agg(json_build_array(d.lead_id, d.lead_version)) filter (where not d.inserted), '[]') as received_again`
+    : sql``;
+  const prior = withRefs
+    ? sql`select lead_id, lead_version from lead_export_history
+        where account_id = ${delivery.accountId} and lead_id = any(cast(${ids} as integer[]))`
+    : sql`select null::integer as lead_id, null::integer as lead_version where false`;
+  const { rows } = await sql<UpsertCounts>`
+    with prior as (${prior}),
+    delivered as (
       insert into lead_export_history
         (account_id, lead_id, exported_at, export_method, lead_last_updated, lead_version, lead_snapshot)
       select ${delivery.accountId}, l.id, ${delivery.exportedAt}, ${delivery.method}, l.last_updated, l.version, null
       from leads l
-      where l.id = any(cast(${[...delivery.leadIds]} as integer[]))
+      where l.id = any(cast(${ids} as integer[]))
       order by l.id
       on conflict (account_id, lead_id) do update set
         exported_at = excluded.exported_at,
@@ -55,10 +122,15 @@ export async function recordDeliveredLeads(
         lead_last_updated = excluded.lead_last_updated,
         lead_version = excluded.lead_version,
         lead_snapshot = null
-      returning (xmax = 0) as inserted
+      returning lead_id, lead_version, (xmax = 0) as inserted
     )
-    select count(*) filter (where inserted) as inserted from delivered`.execute(trx);
-  return Number(rows[0]?.inserted ?? 0);
+    select count(*) filter (where d.inserted) as inserted ${refs}
+    from delivered d left join prior p on p.lead_id = d.lead_id`.execute(trx);
+  return rows[0] ?? { inserted: "0", created: [], updated: [], received_again: [] };
+}
+
+function refsFrom(pairs: [number, number][] | undefined): LeadEventRef[] {
+  return (pairs ?? []).map(([leadId, version]) => ({ leadId, version }));
 }
 
 /**

@@ -10,8 +10,15 @@ import {
 import "../exports/job/kind.js";
 import { JOBS_CRONTAB, jobTaskList } from "../jobs/index.js";
 import { workerLogger } from "../jobs/runtime.js";
+import type { Mailer } from "../mail/mailer.js";
+import { MAIL_TASK } from "../mail/queue.js";
+import { mailSendTask } from "../mail/task.js";
 import { rateLimitsCleanup } from "../rate-limit/tasks/rate_limits__cleanup.js";
 import type { FileStorage } from "../storage/file-storage.js";
+import { deliveryTaskList } from "../integrations/deliveries/tasks.js";
+import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
+import { integrationsOwnerSummary } from "../integrations/tasks/integrations__owner_summary.js";
+import type { Outbound } from "../outbound/index.js";
 
 const CRONTAB = "*/10 * * * * rate_limits__cleanup\n" + JOBS_CRONTAB + EXPORT_FILES_CLEANUP_CRONTAB;
 
@@ -21,17 +28,56 @@ export interface WorkerDeps {
   storage: FileStorage;
   /** The deployment's signing secret (jobs that answer with signed links). */
   signingSecret: string;
+  /** Sends the mails queued with enqueueMail. */
+  mailer: Mailer;
+  /** Every outbound request to a customer-supplied URL (webhook deliveries). */
+  outbound: Outbound;
+}
+
+/** The worker's runners, stopped together. */
+export interface Worker {
+  stop(): Promise<void>;
 }
 
 /**
+ * Concurrent delivery attempts per process: deliveries mostly wait on receivers (up to 8 s
+ * each), so they run on their own runner, beside the jobs that use CPU and memory (exports).
+ */
+export const DELIVERY_CONCURRENCY = 16;
+
+/**
  * Starts graphile-worker on the shared pool (its schema is migrated on start) with every task of
- * the service, by identifier (`area__action`, each defined in its area).
+ * the service, by identifier (`area__action`, each defined in its area): one runner for the
+ * jobs, one for event dispatch and webhook deliveries (a runner only takes the tasks it knows).
  */
 export async function startWorker(
   pool: pg.Pool,
   logger: Logger,
   deps: WorkerDeps,
   concurrency = 4,
+): Promise<Worker> {
+  const jobs = await startJobsRunner(pool, logger, deps, concurrency);
+  const deliveries = await run({
+    pgPool: pool,
+    concurrency: DELIVERY_CONCURRENCY,
+    noHandleSignals: true,
+    pollInterval: 2_000,
+    taskList: deliveryTaskList({ db: deps.db, outbound: deps.outbound, logger }),
+    logger: workerLogger(logger),
+  });
+  logger.info({ concurrency: DELIVERY_CONCURRENCY }, "delivery worker started");
+  return {
+    async stop() {
+      await Promise.all([jobs.stop(), deliveries.stop()]);
+    },
+  };
+}
+
+async function startJobsRunner(
+  pool: pg.Pool,
+  logger: Logger,
+  deps: WorkerDeps,
+  concurrency: number,
 ): Promise<Runner> {
   const runner = await run({
     pgPool: pool,
@@ -42,6 +88,8 @@ export async function startWorker(
       rate_limits__cleanup: rateLimitsCleanup,
       ...jobTaskList({ ...deps, logger }),
       export_files__cleanup: exportFilesCleanup(deps),
+      [MAIL_TASK]: mailSendTask(deps.mailer),
+      [OWNER_SUMMARY_TASK]: integrationsOwnerSummary(deps),
     },
     crontab: CRONTAB,
     logger: workerLogger(logger),

@@ -13,6 +13,7 @@ import { JobsRuntime } from "../../src/jobs/runtime.js";
 import { KeyCache } from "../../src/auth/key-cache.js";
 import { SchemaTypesCache } from "../../src/leads/schema-types.js";
 import { NotificationListener } from "../../src/db/notifications.js";
+import { Outbound } from "../../src/outbound/index.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -61,6 +62,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
       jobs: new JobsRuntime(database.pool, silent, { defaultWaitMs: 10_000, recheckMs: 500 }, notifications),
       keyCache: new KeyCache({ notifications, logger: silent }),
       schemaTypes: new SchemaTypesCache(database.db, logger, { notifications }).start(),
+      outbound: new Outbound({ allowPrivate: config.outboundAllowPrivate }),
     };
     await ctx.keyCache?.start();
     holder.ctx = ctx;
@@ -71,6 +73,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
   });
   afterAll(async () => {
     await holder.ctx?.schemaTypes.stop();
+    holder.ctx?.outbound.close();
     await holder.ctx?.jobs.close();
     await holder.ctx?.keyCache?.stop();
     await holder.notifications?.stop();

@@ -27,6 +27,8 @@ export interface AccountsTable {
   period_start: Timestamp;
   period_end: NullableTimestamp;
   database_switched_at: NullableTimestamp;
+  /** Whether `credit.low_balance` was sent for the current fall below the threshold. */
+  low_balance_notified: Generated<boolean>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

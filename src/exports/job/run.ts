@@ -4,6 +4,7 @@ import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
 import type { JobAnswerOf, JobContext } from "../../jobs/index.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
+import { emitExportEvents } from "./events.js";
 import { assertExportFits } from "../../export-files/split.js";
 import { columnsOf } from "../../export-files/columns.js";
 import type { RowBatch } from "../../export-files/writer.js";
@@ -90,6 +91,15 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
         accountId: job.accountId,
         written: files,
         formatName: input.format.name,
+        method: "api",
+      });
+      await emitExportEvents(trx, {
+        accountId: job.accountId,
+        exportId: files.exportId,
+        entries,
+        fileType: input.format.fileType,
+        leadIds: selection.leads.map((l) => l.id),
+        creditsUsed: charged.tenths / 10,
         method: "api",
       });
       answer = exportAnswer(input, selection, files, entries, charged, signer);

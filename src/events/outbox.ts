@@ -1,0 +1,98 @@
+import { sql } from "kysely";
+import type { Trx } from "../db/database.js";
+import type { EventType, LeadEventRef, LeadEventSource, LeadEventType } from "./types.js";
+
+/** The worker task that turns an account's outbox rows into deliveries (src/integrations/). */
+export const DISPATCH_TASK = "events__dispatch";
+
+/**
+ * The event types the account has at least one active subscription to, on a connected
+ * integration: the events worth writing. One indexed query; an account without integrations pays
+ * only this.
+ */
+export async function subscribedEventTypes(trx: Trx, accountId: number): Promise<Set<EventType>> {
+  const { rows } = await sql<{ event_type: EventType }>`
+    select distinct s.event_type
+    from integration_subscriptions s
+    join integrations i on i.id = s.integration_id
+    where s.account_id = ${accountId} and s.is_active and i.status = 'connected'`.execute(trx);
+  return new Set(rows.map((r) => r.event_type));
+}
+
+/** An event to write: its data is final (the lead events use emitLeadEvents). */
+export interface OutboxEvent {
+  accountId: number;
+  type: Exclude<EventType, LeadEventType> | "lead.created";
+  data: unknown;
+  /** An integration that must not receive it (the one a push was sent to). */
+  excludeIntegrationId?: number;
+}
+
+/**
+ * Writes an event to the outbox in the transaction of its cause, so it is delivered exactly when
+ * that commits. Written only when the account is subscribed to the type (any subscription made
+ * after the event does not receive it); answers whether it was written.
+ */
+export async function emitEvent(trx: Trx, event: OutboxEvent): Promise<boolean> {
+  const { rows } = await sql<{ id: string }>`
+    insert into event_outbox (account_id, event_type, data, exclude_integration_id)
+    select ${event.accountId}, ${event.type}, cast(${JSON.stringify(event.data)} as jsonb),
+      ${event.excludeIntegrationId ?? null}
+    where exists (${activeSubscription(event.accountId, event.type, event.excludeIntegrationId)})
+    returning id`.execute(trx);
+  if (rows.length === 0) return false;
+  await queueDispatch(trx, event.accountId);
+  return true;
+}
+
+/** Lead events of delivered leads: one event per lead, built by the worker from the version. */
+export interface LeadEvents {
+  accountId: number;
+  type: LeadEventType;
+  source: LeadEventSource;
+  leads: readonly LeadEventRef[];
+  excludeIntegrationId?: number;
+}
+
+/**
+ * Writes one outbox row for many lead events (a search of 1,000 new leads writes one row of
+ * 1,000 lead versions, not 1,000 rows): the request stays as fast as without integrations, and
+ * the worker expands it. Written only when the account is subscribed to the type.
+ */
+export async function emitLeadEvents(trx: Trx, events: LeadEvents): Promise<boolean> {
+  if (events.leads.length === 0) return false;
+  const refs = JSON.stringify({
+    source: events.source,
+    leads: events.leads.map((l) => [l.leadId, l.version]),
+  });
+  const { rows } = await sql<{ id: string }>`
+    insert into event_outbox (account_id, event_type, lead_refs, exclude_integration_id)
+    select ${events.accountId}, ${events.type}, cast(${refs} as jsonb), ${events.excludeIntegrationId ?? null}
+    where exists (${activeSubscription(events.accountId, events.type, events.excludeIntegrationId)})
+    returning id`.execute(trx);
+  if (rows.length === 0) return false;
+  await queueDispatch(trx, events.accountId);
+  return true;
+}
+
+function activeSubscription(accountId: number, type: EventType, excludeIntegrationId?: number) {
+  return sql`
+    select 1 from integration_subscriptions s
+    join integrations i on i.id = s.integration_id
+    where s.account_id = ${accountId} and s.event_type = ${type} and s.is_active
+      and i.status = 'connected' and i.id is distinct from ${excludeIntegrationId ?? null}`;
+}
+
+/**
+ * Queues the account's dispatch (one pending job per account: concurrent requests of other
+ * accounts never wait on each other's job row).
+ */
+async function queueDispatch(trx: Trx, accountId: number): Promise<void> {
+  await sql`select graphile_worker.add_job(
+      ${DISPATCH_TASK}::text,
+      json_build_object('accountId', ${accountId}::integer),
+      max_attempts => 25,
+      job_key => ${`${DISPATCH_TASK}:${accountId}`}::text,
+      job_key_mode => 'preserve_run_at'
+    )`.execute(trx);
+}

@@ -1,0 +1,376 @@
+import { sql, type Selectable } from "kysely";
+import type { DbOrTrx, Trx } from "../../db/database.js";
+import type { IntegrationDeliveriesTable } from "../../db/schema/integrations.js";
+import type { EventType } from "../../events/types.js";
+import type { Delivery, DeliveryIntegration, DeliveryStatus, StoredBatchSummary } from "./delivery.js";
+import { FAILURES_BEFORE_ATTENTION } from "./schedule.js";
+
+/** The worker task that makes one attempt of a delivery. */
+export const DELIVER_TASK = "integrations__deliver";
+
+type DeliveryRow = Selectable<IntegrationDeliveriesTable>;
+
+function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    integrationId: row.integration_id,
+    subscriptionId: row.subscription_id,
+    eventId: row.event_id,
+    eventType: row.event_type as EventType,
+    occurredAt: row.occurred_at,
+    targetUrl: row.target_url,
+    data: row.data,
+    automatic: row.automatic,
+    status: row.status as DeliveryStatus,
+    statusCode: row.status_code,
+    attemptCount: row.attempt_count,
+    latencyMs: row.latency_ms,
+    errorMessage: row.error_message,
+    responseBody: row.response_body,
+    nextAttemptAt: row.next_attempt_at,
+    batchSummary: row.batch_summary as StoredBatchSummary | null,
+    createdAt: row.created_at,
+    completedAt: row.completed_at,
+  };
+}
+
+const INTEGRATION_COLUMNS = [
+  "integrations.id",
+  "integrations.account_id",
+  "integrations.provider",
+  "integrations.status",
+  "integrations.target_url",
+  "integrations.signing_secret",
+  "integrations.api_key",
+  "integrations.api_key_destinations",
+] as const;
+
+function toIntegration(row: {
+  id: number;
+  account_id: number;
+  provider: string;
+  status: string;
+  target_url: string | null;
+  signing_secret: string;
+  api_key: string | null;
+  api_key_destinations: string[];
+}): DeliveryIntegration {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    provider: row.provider,
+    status: row.status,
+    targetUrl: row.target_url,
+    signingSecret: row.signing_secret,
+    apiKey: row.api_key,
+    apiKeyDestinations: row.api_key_destinations,
+  };
+}
+
+/** One integration of the account with what sending needs; undefined for another account's. */
+export async function findIntegration(
+  db: DbOrTrx,
+  accountId: number,
+  id: number,
+): Promise<DeliveryIntegration | undefined> {
+  const row = await db
+    .selectFrom("integrations")
+    .select(INTEGRATION_COLUMNS)
+    .where("integrations.id", "=", id)
+    .where("integrations.account_id", "=", accountId)
+    .executeTakeFirst();
+  return row ? toIntegration(row) : undefined;
+}
+
+/** A delivery with its integration and whether its subscription is still active (null: none). */
+export interface DeliveryToSend {
+  delivery: Delivery;
+  integration: DeliveryIntegration;
+  subscriptionActive: boolean | null;
+}
+
+/** A delivery and what sending it needs, in one query; undefined when it is gone. */
+export async function findDeliveryToSend(db: DbOrTrx, id: number): Promise<DeliveryToSend | undefined> {
+  const row = await db
+    .selectFrom("integration_deliveries as d")
+    .innerJoin("integrations as i", "i.id", "d.integration_id")
+    .leftJoin("integration_subscriptions as s", "s.id", "d.subscription_id")
+    .selectAll("d")
+    .select([
+      "i.provider",
+      "i.status as integration_status",
+      "i.target_url as integration_target_url",
+      "i.signing_secret",
+      "i.api_key",
+      "i.api_key_destinations",
+      "s.is_active as subscription_active",
+    ])
+    .where("d.id", "=", id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    delivery: toDelivery(row),
+    integration: toIntegration({
+      id: row.integration_id,
+      account_id: row.account_id,
+      provider: row.provider,
+      status: row.integration_status,
+      target_url: row.integration_target_url,
+      signing_secret: row.signing_secret,
+      api_key: row.api_key,
+      api_key_destinations: row.api_key_destinations,
+    }),
+    subscriptionActive: row.subscription_id === null ? null : (row.subscription_active ?? false),
+  };
+}
+
+/** One delivery of the integration; undefined when it has no such delivery. */
+export async function findDelivery(
+  db: DbOrTrx,
+  integrationId: number,
+  id: number,
+): Promise<Delivery | undefined> {
+  const row = await db
+    .selectFrom("integration_deliveries")
+    .selectAll()
+    .where("id", "=", id)
+    .where("integration_id", "=", integrationId)
+    .executeTakeFirst();
+  return row ? toDelivery(row) : undefined;
+}
+
+/**
+ * The delivery log: the 50 newest deliveries, plus up to 10 recent `stopped` / `not_sent`
+ * batched deliveries older than those, newest first.
+ */
+export async function listDeliveries(db: DbOrTrx, integrationId: number): Promise<Delivery[]> {
+  const newest = await db
+    .selectFrom("integration_deliveries")
+    .selectAll()
+    .where("integration_id", "=", integrationId)
+    .orderBy("id", "desc")
+    .limit(50)
+    .execute();
+  const oldestShown = newest.at(-1)?.id;
+  const batched =
+    newest.length < 50 || oldestShown === undefined
+      ? []
+      : await db
+          .selectFrom("integration_deliveries")
+          .selectAll()
+          .where("integration_id", "=", integrationId)
+          .where("event_type", "=", "export.leads")
+          .where("status", "in", ["stopped", "not_sent"])
+          .where("id", "<", oldestShown)
+          .orderBy("id", "desc")
+          .limit(10)
+          .execute();
+  return [...newest, ...batched].map(toDelivery);
+}
+
+/** A delivery about to be written (automatic ones also get a job). */
+export interface NewDelivery {
+  accountId: number;
+  integrationId: number;
+  subscriptionId: number | null;
+  eventId: string;
+  eventType: EventType;
+  occurredAt: Date;
+  targetUrl: string;
+  data: unknown;
+  automatic: boolean;
+  status: DeliveryStatus;
+  batchSummary?: StoredBatchSummary | null;
+}
+
+/**
+ * Writes deliveries in one statement; automatic ones are queued for the worker in the same
+ * statement (graphile-worker add_jobs), so a delivery exists exactly when its job does.
+ */
+export async function insertDeliveries(trx: DbOrTrx, deliveries: readonly NewDelivery[]): Promise<number[]> {
+  if (deliveries.length === 0) return [];
+  const rows = JSON.stringify(
+    deliveries.map((d) => ({
+      account_id: d.accountId,
+      integration_id: d.integrationId,
+      subscription_id: d.subscriptionId,
+      event_id: d.eventId,
+      event_type: d.eventType,
+      occurred_at: d.occurredAt.toISOString(),
+      target_url: d.targetUrl,
+      data: d.data,
+      automatic: d.automatic,
+      status: d.status,
+      batch_summary: d.batchSummary ?? null,
+    })),
+  );
+  const { rows: ids } = await sql<{ id: number }>`
+    with inserted as (
+      insert into integration_deliveries
+        (account_id, integration_id, subscription_id, event_id, event_type, occurred_at, target_url,
+         data, automatic, status, batch_summary)
+      select account_id, integration_id, subscription_id, event_id, event_type, occurred_at, target_url,
+        data, automatic, status, batch_summary
+      from jsonb_to_recordset(cast(${rows} as jsonb)) as r(
+        account_id integer, integration_id integer, subscription_id integer, event_id text,
+        event_type text, occurred_at timestamptz, target_url text, data jsonb, automatic boolean,
+        status text, batch_summary jsonb)
+      returning id, automatic
+    ),
+    queued as (
+      select count(*) from graphile_worker.add_jobs(array(
+        select row(${DELIVER_TASK}::text, json_build_object('deliveryId', id), null, null, 25,
+                   null, null, null)::graphile_worker.job_spec
+        from inserted where automatic))
+    )
+    select id from inserted, queued order by id`.execute(trx);
+  return ids.map((r) => r.id);
+}
+
+/** Queues the next attempt of a delivery at `runAt`. */
+export async function queueAttempt(trx: DbOrTrx, deliveryId: number, runAt: Date | null): Promise<void> {
+  await sql`select graphile_worker.add_job(
+      ${DELIVER_TASK}::text,
+      json_build_object('deliveryId', ${deliveryId}::integer),
+      run_at => ${runAt ?? new Date()},
+      max_attempts => 25
+    )`.execute(trx);
+}
+
+/** The outcome of an attempt, as recorded on the delivery. */
+export interface AttemptRecord {
+  status: DeliveryStatus;
+  statusCode: number | null;
+  latencyMs: number;
+  errorMessage: string | null;
+  responseBody: string | null;
+  /** Set when the delivery is finished (success, or failed / stopped for good). */
+  completed: boolean;
+  nextAttemptAt: Date | null;
+  batchSummary?: StoredBatchSummary;
+}
+
+/** Records an attempt (one more in `attempt_count`). */
+export async function recordAttempt(trx: DbOrTrx, id: number, attempt: AttemptRecord): Promise<void> {
+  await trx
+    .updateTable("integration_deliveries")
+    .set((eb) => ({
+      status: attempt.status,
+      status_code: attempt.statusCode,
+      latency_ms: attempt.latencyMs,
+      error_message: attempt.errorMessage,
+      response_body: attempt.responseBody,
+      attempt_count: eb("attempt_count", "+", 1),
+      completed_at: attempt.completed ? new Date() : null,
+      next_attempt_at: attempt.nextAttemptAt,
+      ...(attempt.batchSummary ? { batch_summary: JSON.stringify(attempt.batchSummary) } : {}),
+    }))
+    .where("id", "=", id)
+    .execute();
+}
+
+/** Finishes a delivery without an attempt (its subscription was removed or deactivated). */
+export async function finishUnsent(
+  trx: DbOrTrx,
+  id: number,
+  status: DeliveryStatus,
+  errorMessage: string,
+  batchSummary?: StoredBatchSummary,
+): Promise<void> {
+  await trx
+    .updateTable("integration_deliveries")
+    .set({
+      status,
+      error_message: errorMessage,
+      completed_at: new Date(),
+      next_attempt_at: null,
+      ...(batchSummary ? { batch_summary: JSON.stringify(batchSummary) } : {}),
+    })
+    .where("id", "=", id)
+    .execute();
+}
+
+/**
+ * Parks a delivery while its integration is not connected; the integration's trigger queues it
+ * again when it is (migration 0900). The integration row is read `for share`, so a concurrent
+ * re-connection either commits first (nothing is parked: answers false, send now) or waits for
+ * the park and then finds the delivery.
+ */
+export async function parkUnlessConnected(
+  trx: Trx,
+  deliveryId: number,
+  integrationId: number,
+): Promise<boolean> {
+  const row = await trx
+    .selectFrom("integrations")
+    .select("status")
+    .where("id", "=", integrationId)
+    .forShare()
+    .executeTakeFirst();
+  if (!row || row.status === "connected") return false;
+  await trx
+    .updateTable("integration_deliveries")
+    .set({ parked: true, next_attempt_at: null })
+    .where("id", "=", deliveryId)
+    .execute();
+  return true;
+}
+
+/** A success resets the failure count; a `needs_attention` integration is connected again. */
+export async function noteSuccess(trx: DbOrTrx, integrationId: number, reconnect: boolean): Promise<void> {
+  await sql`
+    update integrations set
+      consecutive_failures = 0,
+      last_success_at = now(),
+      updated_at = now(),
+      status = case when ${reconnect} and status = 'needs_attention' then 'connected' else status end
+    where id = ${integrationId}
+      and (consecutive_failures <> 0 or last_success_at is null
+           or last_success_at < now() - interval '1 second'
+           or (${reconnect} and status = 'needs_attention'))`.execute(trx);
+}
+
+/**
+ * Counts a failed automatic attempt; the fifth in a row moves a connected integration to
+ * `needs_attention`. Answers whether it moved now.
+ */
+export async function noteFailure(trx: DbOrTrx, integrationId: number): Promise<boolean> {
+  const { rows } = await sql<{ moved: boolean }>`
+    with before as (select status from integrations where id = ${integrationId} for update)
+    update integrations i set
+      consecutive_failures = i.consecutive_failures + 1,
+      last_failure_at = now(),
+      updated_at = now(),
+      status = case
+        when i.status = 'connected' and i.consecutive_failures + 1 >= ${FAILURES_BEFORE_ATTENTION}
+        then 'needs_attention' else i.status end
+    from before
+    where i.id = ${integrationId}
+    returning (before.status = 'connected' and i.status = 'needs_attention') as moved`.execute(trx);
+  return rows[0]?.moved ?? false;
+}
+
+/** A receiver's 410 Gone turns its subscription off. */
+export async function deactivateSubscription(trx: DbOrTrx, subscriptionId: number): Promise<void> {
+  await trx
+    .updateTable("integration_subscriptions")
+    .set({ is_active: false })
+    .where("id", "=", subscriptionId)
+    .execute();
+}
+
+/** Puts the unsent batches of a batched delivery back in the queue. */
+export async function requeueBatches(trx: DbOrTrx, id: number, summary: StoredBatchSummary): Promise<void> {
+  await trx
+    .updateTable("integration_deliveries")
+    .set({
+      status: "queued",
+      completed_at: null,
+      next_attempt_at: null,
+      batch_summary: JSON.stringify(summary),
+    })
+    .where("id", "=", id)
+    .execute();
+  await queueAttempt(trx, id, null);
+}

@@ -1,0 +1,93 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import Stripe from "stripe";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { readFileSync } from "node:fs";
+import { parse } from "yaml";
+
+/** One request a receiver got. */
+export interface ReceivedDelivery {
+  path: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  event: { id: string; type: string; integrationId: number; userId: number; data: Record<string, unknown> };
+}
+
+/** How the receiver answers a request (the default: 200 `ok`). */
+export type ReceiverAnswer = { status: number; body?: string; headers?: Record<string, string> };
+
+/**
+ * A local webhook receiver: records every request (raw body and headers), answers with the
+ * queued answers in order and then 200.
+ */
+export async function startReceiver(): Promise<{
+  url: (path?: string) => string;
+  received: ReceivedDelivery[];
+  answers: ReceiverAnswer[];
+  waitFor(count: number, timeoutMs?: number): Promise<ReceivedDelivery[]>;
+  close(): Promise<void>;
+}> {
+  const received: ReceivedDelivery[] = [];
+  const answers: ReceiverAnswer[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const rawBody = Buffer.concat(chunks).toString("utf8");
+      received.push({ path: req.url ?? "", headers: req.headers, rawBody, event: JSON.parse(rawBody) });
+      const answer = answers.shift() ?? { status: 200, body: "ok" };
+      res.writeHead(answer.status, answer.headers ?? {});
+      res.end(answer.body ?? "");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
+    received,
+    answers,
+    async waitFor(count, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (received.length < count) {
+        if (Date.now() > deadline) throw new Error(`receiver got ${received.length} of ${count} deliveries`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return received;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const stripe = new Stripe("sk_test_verifier");
+
+/**
+ * Verifies a delivery with an independent implementation of the signature scheme: the official
+ * `stripe` package's `webhooks.constructEvent` checks `t=<unix>,v1=<hex HMAC-SHA256 of
+ * "<t>." + raw body>` within 5 minutes. Throws when the signature does not match.
+ */
+export function verifyDelivery(delivery: ReceivedDelivery, secret: string): void {
+  const header = delivery.headers["x-svc-signature"];
+  if (typeof header !== "string") throw new Error("no X-SVC-Signature header");
+  stripe.webhooks.constructEvent(delivery.rawBody, header, secret, 300);
+  const t = /^t=(\d+),/.exec(header)?.[1];
+  if (t !== delivery.headers["x-svc-timestamp"]) throw new Error("t differs from X-SVC-Timestamp");
+}
+
+let validateEvent: ((value: unknown) => boolean) & { errors?: unknown } = undefined as never;
+
+/** Checks an event against the contract's `WebhookEvent` schema (openapi.yaml); throws when it does not match. */
+export function expectContractEvent(event: unknown): void {
+  if (!validateEvent) {
+    const spec = parse(readFileSync("openapi.yaml", "utf8")) as { components: unknown };
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+    ajv.addSchema({ $id: "spec", components: spec.components } as object);
+    validateEvent = ajv.compile({ $ref: "spec#/components/schemas/WebhookEvent" });
+  }
+  if (!validateEvent(event)) {
+    throw new Error(`event does not match WebhookEvent: ${JSON.stringify(validateEvent.errors)}`);
+  }
+}
