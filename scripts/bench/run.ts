@@ -4,6 +4,7 @@ import { benchFiles } from "./files.js";
 import { benchImport } from "./import.js";
 import { benchMe } from "./me.js";
 import { benchSearch } from "./search.js";
+import { benchWebhooks } from "./webhooks.js";
 
 /** `npm run bench [-- me]`: runs the named benchmarks (all by default) and prints their figures. */
 async function main(): Promise<void> {
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
     import: benchImport,
     search: benchSearch,
     export: benchExport,
+    webhooks: benchWebhooks,
   };
   const database = await benchDatabase();
   try {
