@@ -5,7 +5,12 @@ import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { startDeliveryRunner } from "./helpers/delivery-runner.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLead, uniqueWord } from "./helpers/leads-factories.js";
-import { expectContractEvent, startReceiver, verifyDelivery } from "./helpers/webhook-receiver.js";
+import {
+  createWebhook as createWebhookAt,
+  expectContractEvent,
+  startReceiver,
+  verifyDelivery,
+} from "./helpers/webhook-receiver.js";
 
 const t = useTestApp();
 useJobRunner(t);
@@ -23,38 +28,11 @@ afterAll(async () => {
 
 type Auth = { Authorization: string };
 
-async function createWebhook(auth: Auth, events: string[], path = `/${uniqueWord("h")}`, extra: object = {}) {
-  const res = await t
-    .request()
-    .post("/api/v1/integrations/webhook")
-    .set(auth)
-    .send({
-      provider: "generic_webhook",
-      displayName: "Hook",
-      targetUrl: receiver.url(path),
-      events,
-      ...extra,
-    })
-    .expect(201);
-  return {
-    id: res.body.data.integration.id as number,
-    secret: res.body.data.signingSecret as string,
-    path,
-  };
-}
-
-function receivedAt(path: string) {
-  return receiver.received.filter((r) => r.path === path);
-}
-
-async function waitForAt(path: string, count: number, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (receivedAt(path).length < count) {
-    if (Date.now() > deadline) throw new Error(`${path} got ${receivedAt(path).length} of ${count}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return receivedAt(path);
-}
+const createWebhook = (auth: Auth, events: string[], extra: object = {}) =>
+  createWebhookAt(t, receiver, auth, events, extra);
+const receivedAt = (path: string) => receiver.at(path);
+const waitForAt = (path: string, count: number, timeoutMs?: number) =>
+  receiver.waitForAt(path, count, timeoutMs);
 
 async function deliveriesOf(auth: Auth, id: number) {
   const res = await t.request().get(`/api/v1/integrations/${id}/deliveries`).set(auth).expect(200);

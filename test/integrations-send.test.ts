@@ -11,7 +11,12 @@ import { buildAccount } from "./helpers/factories.js";
 import { buildLead, uniqueWord } from "./helpers/leads-factories.js";
 import { expectKeyAndPlanRequired } from "./helpers/lead-records-factories.js";
 import { startSmtpServer } from "./helpers/smtp.js";
-import { expectContractEvent, startReceiver, verifyDelivery } from "./helpers/webhook-receiver.js";
+import {
+  createWebhook as createWebhookAt,
+  expectContractEvent,
+  startReceiver,
+  verifyDelivery,
+} from "./helpers/webhook-receiver.js";
 
 const t = useTestApp();
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -39,33 +44,11 @@ afterAll(async () => {
 
 type Auth = { Authorization: string };
 
-async function createWebhook(auth: Auth, events: string[], extra: object = {}) {
-  const path = `/${uniqueWord("h")}`;
-  const res = await t
-    .request()
-    .post("/api/v1/integrations/webhook")
-    .set(auth)
-    .send({
-      provider: "generic_webhook",
-      displayName: "Hook",
-      targetUrl: receiver.url(path),
-      events,
-      ...extra,
-    })
-    .expect(201);
-  return { id: res.body.data.integration.id as number, secret: res.body.data.signingSecret as string, path };
-}
-
-const at = (path: string) => receiver.received.filter((r) => r.path === path);
-
-async function waitForAt(path: string, count: number, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (at(path).length < count) {
-    if (Date.now() > deadline) throw new Error(`${path} got ${at(path).length} of ${count}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return at(path);
-}
+const createWebhook = (auth: Auth, events: string[], extra: object = {}) =>
+  createWebhookAt(t, receiver, auth, events, extra);
+const at = (path: string) => receiver.at(path);
+const waitForAt = (path: string, count: number, timeoutMs?: number) =>
+  receiver.waitForAt(path, count, timeoutMs);
 
 async function getIntegration(auth: Auth, id: number) {
   return (await t.request().get(`/api/v1/integrations/${id}`).set(auth).expect(200)).body.data;

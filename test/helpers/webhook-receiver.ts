@@ -4,6 +4,8 @@ import Stripe from "stripe";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { readFileSync } from "node:fs";
 import { parse } from "yaml";
+import type { TestApp } from "./app.js";
+import { uniqueWord } from "./leads-factories.js";
 
 /** One request a receiver got. */
 export interface ReceivedDelivery {
@@ -20,11 +22,16 @@ export type ReceiverAnswer = { status: number; body?: string; headers?: Record<s
  * A local webhook receiver: records every request (raw body and headers), answers with the
  * queued answers in order and then 200.
  */
+export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
+
 export async function startReceiver(): Promise<{
   url: (path?: string) => string;
   received: ReceivedDelivery[];
   answers: ReceiverAnswer[];
-  waitFor(count: number, timeoutMs?: number): Promise<ReceivedDelivery[]>;
+  /** The requests received at one path (each test uses its own path). */
+  at(path: string): ReceivedDelivery[];
+  /** Waits until `count` requests arrived at `path`. */
+  waitForAt(path: string, count: number, timeoutMs?: number): Promise<ReceivedDelivery[]>;
   close(): Promise<void>;
 }> {
   const received: ReceivedDelivery[] = [];
@@ -46,13 +53,15 @@ export async function startReceiver(): Promise<{
     url: (path = "/hook") => `http://127.0.0.1:${port}${path}`,
     received,
     answers,
-    async waitFor(count, timeoutMs = 10_000) {
+    at: (path) => received.filter((r) => r.path === path),
+    async waitForAt(path, count, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
-      while (received.length < count) {
-        if (Date.now() > deadline) throw new Error(`receiver got ${received.length} of ${count} deliveries`);
+      const at = () => received.filter((r) => r.path === path);
+      while (at().length < count) {
+        if (Date.now() > deadline) throw new Error(`${path} got ${at().length} of ${count} deliveries`);
         await new Promise((r) => setTimeout(r, 20));
       }
-      return received;
+      return at();
     },
     close: () =>
       new Promise<void>((resolve) => {
@@ -90,4 +99,28 @@ export function expectContractEvent(event: unknown): void {
   if (!validateEvent(event)) {
     throw new Error(`event does not match WebhookEvent: ${JSON.stringify(validateEvent.errors)}`);
   }
+}
+
+/** Creates a generic webhook integration of `events` pointing at a fresh path of the receiver. */
+export async function createWebhook(
+  t: TestApp,
+  receiver: Receiver,
+  auth: { Authorization: string },
+  events: string[],
+  extra: object = {},
+): Promise<{ id: number; secret: string; path: string }> {
+  const path = `/${uniqueWord("h")}`;
+  const res = await t
+    .request()
+    .post("/api/v1/integrations/webhook")
+    .set(auth)
+    .send({
+      provider: "generic_webhook",
+      displayName: "Hook",
+      targetUrl: receiver.url(path),
+      events,
+      ...extra,
+    })
+    .expect(201);
+  return { id: res.body.data.integration.id as number, secret: res.body.data.signingSecret as string, path };
 }

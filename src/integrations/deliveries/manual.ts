@@ -8,6 +8,7 @@ import { findLeadsByIds } from "../../leads/repository.js";
 import { toLeadSummary, type LeadSummary } from "../../leads/summary.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import type { Outbound } from "../../outbound/index.js";
+import { eventRefusal, isCrmProvider } from "../providers.js";
 import type { Delivery, DeliveryIntegration } from "./delivery.js";
 import {
   findDelivery,
@@ -27,8 +28,6 @@ export interface ManualSendDeps {
   outbound: Outbound;
 }
 
-const CRM_PROVIDERS = new Set(["crm_contacts", "crm_leads", "crm_deals"]);
-
 /** 503 `provider_unavailable`: a CRM that is not configured for this deployment (no Retry-After). */
 export function providerUnavailable(provider: string): ApiError {
   return new ApiError(
@@ -47,7 +46,7 @@ export async function integrationOf(db: Db, accountId: number, id: number): Prom
 
 /** Test and retry refuse a paused integration; a CRM that is not configured is 503. */
 function assertSendable(integration: DeliveryIntegration): void {
-  if (CRM_PROVIDERS.has(integration.provider)) throw providerUnavailable(integration.provider);
+  if (isCrmProvider(integration.provider)) throw providerUnavailable(integration.provider);
   if (integration.status === "disabled") {
     throw errors.badRequest("The integration is paused (disabled): set its status to connected first.");
   }
@@ -142,10 +141,9 @@ export async function testIntegration(
 ): Promise<SendOutcome> {
   const integration = await integrationOf(deps.db, accountId, id);
   assertSendable(integration);
-  if (eventType === "export.leads" && integration.provider === "table_webhook") {
-    throw errors.validation("table_webhook cannot receive export.leads.", [
-      { path: ["body", "eventType"], message: "table_webhook cannot receive export.leads" },
-    ]);
+  const refusal = eventRefusal(integration.provider, eventType);
+  if (refusal !== undefined) {
+    throw errors.validation(refusal, [{ path: ["body", "eventType"], message: refusal }]);
   }
   const data =
     eventType === "lead.created"
@@ -237,7 +235,7 @@ export async function pushLead(
   input: PushInput,
 ): Promise<PushOutcome> {
   const integration = await integrationOf(deps.db, accountId, id);
-  if (CRM_PROVIDERS.has(integration.provider)) throw providerUnavailable(integration.provider);
+  if (isCrmProvider(integration.provider)) throw providerUnavailable(integration.provider);
   if (integration.status !== "connected") {
     throw errors.badRequest(
       `The integration is ${integration.status}: only a connected integration takes pushes.`,
