@@ -701,22 +701,25 @@ describe("the PATCH conflict rule", () => {
   });
 
   it("answers 409 conflict with nothing changed when it changes again", async () => {
-    const { auth } = await buildAccount(t.ctx.db);
-    const { integration } = await create(auth);
+    const account = await buildAccount(t.ctx.db);
+    const { integration } = await create(account.auth);
+    const key = await keyOf(account);
     const first = await openTransaction(CONCURRENT, [integration.id, "First"]);
-    const request = patch(auth, integration.id, { status: "disabled", displayName: "Mine" }, 409);
+    const request = patch(account.auth, integration.id, { status: "disabled", displayName: "Mine" }, 409);
     await waitUntilBlocked('update "integrations"');
-    // A second change queues behind the PATCH for the row: it lands after the PATCH's first try
-    // failed and before its second try, which then waits for it.
-    const second = await t.ctx.pool.connect();
-    await second.query("begin");
-    const secondUpdate = second.query(CONCURRENT, [integration.id, "Second"]);
-    await waitUntilBlocked("/* concurrent */");
+    // The gate: a transaction that waits for the PATCH's first try to end (the try holds the
+    // caller's key with a share lock), then holds the key so the second try waits for it after
+    // its fresh read, and changes the integration once more meanwhile.
+    const gate = await t.ctx.pool.connect();
+    await gate.query("begin");
+    const gateLock = gate.query("/* gate */ select id from api_keys where id = $1 for update", [key.id]);
+    await waitUntilBlocked("/* gate */");
     await first.commit();
-    await secondUpdate;
-    await waitUntilBlocked('update "integrations"');
-    await second.query("commit");
-    second.release();
+    await gateLock;
+    await gate.query(CONCURRENT, [integration.id, "Second"]);
+    await waitUntilBlocked('select "revoked_at" from "api_keys"');
+    await gate.query("commit");
+    gate.release();
     const res = await request;
     expect(res).toMatchObject({ error: "conflict", message: expect.any(String) });
     const row = await stored(integration.id);

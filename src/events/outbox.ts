@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import type { Trx } from "../db/database.js";
 import type { EventType, LeadEventRef, LeadEventSource, LeadEventType } from "./types.js";
 
@@ -88,11 +88,53 @@ function activeSubscription(accountId: number, type: EventType, excludeIntegrati
  * accounts never wait on each other's job row).
  */
 async function queueDispatch(trx: Trx, accountId: number): Promise<void> {
-  await sql`select graphile_worker.add_job(
+  await sql`select ${dispatchJob(accountId)}`.execute(trx);
+}
+
+/** The expression that queues the account's dispatch (`queueDispatch`), for composed statements. */
+function dispatchJob(accountId: number): RawBuilder<unknown> {
+  return sql`graphile_worker.add_job(
       ${DISPATCH_TASK}::text,
       json_build_object('accountId', ${accountId}::integer),
       max_attempts => 25,
       job_key => ${`${DISPATCH_TASK}:${accountId}`}::text,
       job_key_mode => 'preserve_run_at'
-    )`.execute(trx);
+    )`;
 }
+
+/**
+ * `emitLeadEvents` as parts of one statement, for a caller whose leads come from a CTE of the
+ * same statement (recording deliveries writes its entries and their events in one round trip).
+ * `insert(type, refs)` is a data-modifying CTE body that writes one outbox row of the lead events
+ * in `refs` (a query of `lead_id`, `lead_version`), when there are any and the account is
+ * subscribed; `dispatchWhen(ctes)` queues the dispatch when any of those CTEs wrote a row.
+ */
+export const leadEventStatementParts = {
+  insert(
+    events: {
+      accountId: number;
+      type: LeadEventType;
+      source: LeadEventSource;
+      excludeIntegrationId?: number;
+    },
+    refs: RawBuilder<unknown>,
+  ): RawBuilder<unknown> {
+    return sql`
+      insert into event_outbox (account_id, event_type, lead_refs, exclude_integration_id)
+      select ${events.accountId}, ${events.type},
+        jsonb_build_object('source', ${events.source}::text,
+          'leads', jsonb_agg(jsonb_build_array(r.lead_id, r.lead_version) order by r.lead_id)),
+        ${events.excludeIntegrationId ?? null}::integer
+      from (${refs}) r
+      where exists (${activeSubscription(events.accountId, events.type, events.excludeIntegrationId)})
+      having count(*) > 0
+      returning id`;
+  },
+  dispatchWhen(accountId: number, written: readonly string[]): RawBuilder<unknown> {
+    const any = sql.join(
+      written.map((name) => sql`exists (select 1 from ${sql.ref(name)})`),
+      sql` or `,
+    );
+    return sql`select ${dispatchJob(accountId)} where ${any}`;
+  },
+};

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
-import { emitLeadEvents, subscribedEventTypes } from "../events/outbox.js";
-import type { LeadEventRef, LeadEventSource } from "../events/types.js";
+import { leadEventStatementParts, subscribedEventTypes } from "../events/outbox.js";
+import type { LeadEventSource } from "../events/types.js";
 import type { LeadRecord } from "./lead.js";
 import { LEAD_RECORD_COLUMNS, leadRecordFromRow } from "./repository.js";
 
@@ -60,56 +60,36 @@ export async function recordDeliveredLeads(trx: Trx, delivery: LeadDelivery): Pr
     delivery.method === "enrichment"
       ? new Set<string>()
       : await subscribedEventTypes(trx, delivery.accountId);
-  if (!subscribed.has("lead.created") && !subscribed.has("lead.updated")) {
-    return Number((await upsertEntries(trx, delivery, false)).inserted ?? 0);
-  }
-  const row = await upsertEntries(trx, delivery, true);
-  const source = delivery.method as LeadEventSource;
-  const exclude = delivery.push?.integrationId;
-  await emitLeadEvents(trx, {
-    accountId: delivery.accountId,
-    type: "lead.created",
-    source,
-    leads: refsFrom(row.created),
-    excludeIntegrationId: exclude,
-  });
-  await emitLeadEvents(trx, {
-    accountId: delivery.accountId,
-    type: "lead.updated",
-    source,
-    leads: refsFrom(delivery.push ? row.received_again : row.updated),
-    excludeIntegrationId: exclude,
-  });
-  return Number(row.inserted ?? 0);
+  const { rows } = await sql<{ inserted: string | null }>`
+    ${recordStatement(delivery, subscribed.has("lead.created"), subscribed.has("lead.updated"))}`.execute(
+    trx,
+  );
+  return Number(rows[0]?.inserted ?? 0);
 }
 
-interface UpsertCounts {
-  inserted: string | null;
-  /** [leadId, version] of new entries, of entries now at a newer version, of every entry received again. */
-  created: [number, number][];
-  updated: [number, number][];
-  received_again: [number, number][];
-}
-
-async function upsertEntries(trx: Trx, delivery: LeadDelivery, withRefs: boolean): Promise<UpsertCounts> {
-  // Rows in lead id order, so two deliveries of overlapping leads lock entries in the same order.
-  // `xmax = 0` tells an inserted row from an updated one (an update sets it to this transaction);
-  // `prior` reads the entries as they were before this statement (one snapshot for all of it).
+/**
+ * The one statement that records a delivery: the entries (rows in lead id order, so two
+ * deliveries of overlapping leads lock entries in the same order; `xmax = 0` tells an inserted
+ * row from an updated one), and, for the subscribed types only, the outbox rows of its lead events
+ * and the account's dispatch job, so no list of leads travels to the service and back.
+ * `prior` reads the entries as they were before the statement (one snapshot for all of it).
+ */
+function recordStatement(delivery: LeadDelivery, created: boolean, updated: boolean) {
   const ids = [...delivery.leadIds];
-  const refs = withRefs
-    ? sql`,
-      coalesce(json_agg(json_build_array(d.lead_id, d.lead_version)) filter (where d.inserted), '[]') as created,
-      coalesce(json_agg(json_build_array(d.lead_id, d.lead_version))
-        filter (where not d.inserted and p.lead_version is distinct from d.lead_version), '[]') as updated,
-      coalesce(json_agg(json_build_array(d.lead_id, d.lead_version)) filter (where not d.inserted), '[]') as received_again`
-    : sql``;
-  const prior = withRefs
-    ? sql`select lead_id, lead_version from lead_export_history
-        where account_id = ${delivery.accountId} and lead_id = any(cast(${ids} as integer[]))`
-    : sql`select null::integer as lead_id, null::integer as lead_version where false`;
-  const { rows } = await sql<UpsertCounts>`
-    with prior as (${prior}),
-    delivered as (
+  const events = {
+    accountId: delivery.accountId,
+    source: delivery.method as LeadEventSource,
+    excludeIntegrationId: delivery.push?.integrationId,
+  };
+  // A push sends lead.updated for every lead received again; otherwise only for newer versions.
+  const comparesVersions = updated && !delivery.push;
+  const ctes = [];
+  if (comparesVersions) {
+    ctes.push(sql`prior as (
+      select lead_id, lead_version from lead_export_history
+      where account_id = ${delivery.accountId} and lead_id = any(cast(${ids} as integer[])))`);
+  }
+  ctes.push(sql`delivered as (
       insert into lead_export_history
         (account_id, lead_id, exported_at, export_method, lead_last_updated, lead_version, lead_snapshot)
       select ${delivery.accountId}, l.id, ${delivery.exportedAt}, ${delivery.method}, l.last_updated, l.version, null
@@ -122,15 +102,31 @@ async function upsertEntries(trx: Trx, delivery: LeadDelivery, withRefs: boolean
         lead_last_updated = excluded.lead_last_updated,
         lead_version = excluded.lead_version,
         lead_snapshot = null
-      returning lead_id, lead_version, (xmax = 0) as inserted
-    )
-    select count(*) filter (where d.inserted) as inserted ${refs}
-    from delivered d left join prior p on p.lead_id = d.lead_id`.execute(trx);
-  return rows[0] ?? { inserted: "0", created: [], updated: [], received_again: [] };
-}
-
-function refsFrom(pairs: [number, number][] | undefined): LeadEventRef[] {
-  return (pairs ?? []).map(([leadId, version]) => ({ leadId, version }));
+      returning lead_id, lead_version, (xmax = 0) as inserted)`);
+  const written: string[] = [];
+  if (created) {
+    const refs = sql`select lead_id, lead_version from delivered where inserted`;
+    ctes.push(
+      sql`created_events as (${leadEventStatementParts.insert({ ...events, type: "lead.created" }, refs)})`,
+    );
+    written.push("created_events");
+  }
+  if (updated) {
+    const refs = comparesVersions
+      ? sql`select d.lead_id, d.lead_version from delivered d left join prior p on p.lead_id = d.lead_id
+          where not d.inserted and p.lead_version is distinct from d.lead_version`
+      : sql`select lead_id, lead_version from delivered where not inserted`;
+    ctes.push(
+      sql`updated_events as (${leadEventStatementParts.insert({ ...events, type: "lead.updated" }, refs)})`,
+    );
+    written.push("updated_events");
+  }
+  if (written.length > 0) {
+    ctes.push(sql`dispatch as (${leadEventStatementParts.dispatchWhen(delivery.accountId, written)})`);
+  }
+  const dispatched = written.length > 0 ? sql`, (select count(*) from dispatch) as dispatched` : sql``;
+  return sql`with ${sql.join(ctes, sql`, `)}
+    select count(*) filter (where inserted) as inserted ${dispatched} from delivered`;
 }
 
 /**

@@ -15,7 +15,7 @@ import { MAIL_TASK } from "../mail/queue.js";
 import { mailSendTask } from "../mail/task.js";
 import { rateLimitsCleanup } from "../rate-limit/tasks/rate_limits__cleanup.js";
 import type { FileStorage } from "../storage/file-storage.js";
-import { deliveryTaskList } from "../integrations/deliveries/tasks.js";
+import { DELIVER_SWEEP_CRONTAB, deliveryTaskList } from "../integrations/deliveries/tasks.js";
 import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
 import { integrationsOwnerSummary } from "../integrations/tasks/integrations__owner_summary.js";
 import type { Outbound } from "../outbound/index.js";
@@ -40,10 +40,11 @@ export interface Worker {
 }
 
 /**
- * Concurrent delivery attempts per process: deliveries mostly wait on receivers (up to 8 s
- * each), so they run on their own runner, beside the jobs that use CPU and memory (exports).
+ * Delivery claimers per process (jobs of the delivery runner at once): each claims due
+ * deliveries in batches and has `SEND_CONCURRENCY` attempts on the wire, which mostly wait on
+ * receivers (up to 8 s each); they run beside the jobs that use CPU and memory (exports).
  */
-export const DELIVERY_CONCURRENCY = 16;
+export const DELIVERY_CONCURRENCY = 4;
 
 /**
  * Starts graphile-worker on the shared pool (its schema is migrated on start) with every task of
@@ -63,6 +64,7 @@ export async function startWorker(
     noHandleSignals: true,
     pollInterval: 2_000,
     taskList: deliveryTaskList({ db: deps.db, outbound: deps.outbound, logger }),
+    crontab: DELIVER_SWEEP_CRONTAB,
     logger: workerLogger(logger),
   });
   logger.info({ concurrency: DELIVERY_CONCURRENCY }, "delivery worker started");

@@ -9,6 +9,7 @@ import * as m0600 from "./2026_11_22_0600_auth_cache_notify.js";
 import * as m0700 from "./2026_11_22_0700_lead_reservoir.js";
 import * as m0800 from "./2026_11_22_0800_lead_versions.js";
 import * as m0900 from "./2026_11_24_0900_integrations.js";
+import * as m1050 from "./2026_11_24_1050_delivery_queue.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_0700_lead_reservoir": m0700,
   "2026_11_22_0800_lead_versions": m0800,
   "2026_11_24_0900_integrations": m0900,
+  "2026_11_24_1050_delivery_queue": m1050,
 };

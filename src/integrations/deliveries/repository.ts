@@ -5,7 +5,7 @@ import type { EventType } from "../../events/types.js";
 import type { Delivery, DeliveryIntegration, DeliveryStatus, StoredBatchSummary } from "./delivery.js";
 import { FAILURES_BEFORE_ATTENTION } from "./schedule.js";
 
-/** The worker task that makes one attempt of a delivery. */
+/** The worker task that claims due deliveries and sends them (deliver.ts). */
 export const DELIVER_TASK = "integrations__deliver";
 
 type DeliveryRow = Selectable<IntegrationDeliveriesTable>;
@@ -83,48 +83,6 @@ export async function findIntegration(
   return row ? toIntegration(row) : undefined;
 }
 
-/** A delivery with its integration and whether its subscription is still active (null: none). */
-export interface DeliveryToSend {
-  delivery: Delivery;
-  integration: DeliveryIntegration;
-  subscriptionActive: boolean | null;
-}
-
-/** A delivery and what sending it needs, in one query; undefined when it is gone. */
-export async function findDeliveryToSend(db: DbOrTrx, id: number): Promise<DeliveryToSend | undefined> {
-  const row = await db
-    .selectFrom("integration_deliveries as d")
-    .innerJoin("integrations as i", "i.id", "d.integration_id")
-    .leftJoin("integration_subscriptions as s", "s.id", "d.subscription_id")
-    .selectAll("d")
-    .select([
-      "i.provider",
-      "i.status as integration_status",
-      "i.target_url as integration_target_url",
-      "i.signing_secret",
-      "i.api_key",
-      "i.api_key_destinations",
-      "s.is_active as subscription_active",
-    ])
-    .where("d.id", "=", id)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  return {
-    delivery: toDelivery(row),
-    integration: toIntegration({
-      id: row.integration_id,
-      account_id: row.account_id,
-      provider: row.provider,
-      status: row.integration_status,
-      target_url: row.integration_target_url,
-      signing_secret: row.signing_secret,
-      api_key: row.api_key,
-      api_key_destinations: row.api_key_destinations,
-    }),
-    subscriptionActive: row.subscription_id === null ? null : (row.subscription_active ?? false),
-  };
-}
-
 /** One delivery of the integration; undefined when it has no such delivery. */
 export async function findDelivery(
   db: DbOrTrx,
@@ -184,9 +142,21 @@ export interface NewDelivery {
   batchSummary?: StoredBatchSummary | null;
 }
 
+/** Deliveries one claim takes (`claimDueDeliveries`). */
+export const CLAIM_SIZE = 200;
 /**
- * Writes deliveries in one statement; automatic ones are queued for the worker in the same
- * statement (graphile-worker add_jobs), so a delivery exists exactly when its job does.
+ * How long a claimed delivery is held by its claimer: its sends (at most `CLAIM_SIZE`, 8 s each
+ * at worst, `DELIVERY_CONCURRENCY` at a time) end well within it. A claimer that dies leaves its
+ * deliveries to be claimed again when it runs out (docs/events.md "The delivery queue").
+ */
+export const CLAIM_LEASE_SECONDS = 300;
+/** Claimer jobs queued for a burst of new deliveries, at most. */
+const CLAIMERS_PER_BURST = 8;
+
+/**
+ * Writes deliveries in one statement. Automatic ones are due at once (`next_attempt_at`), and
+ * claimer jobs are queued in the same statement, one per `CLAIM_SIZE` of them (at most
+ * `CLAIMERS_PER_BURST`), so new deliveries never wait for the minute's sweep.
  */
 export async function insertDeliveries(trx: DbOrTrx, deliveries: readonly NewDelivery[]): Promise<number[]> {
   if (deliveries.length === 0) return [];
@@ -209,9 +179,9 @@ export async function insertDeliveries(trx: DbOrTrx, deliveries: readonly NewDel
     with inserted as (
       insert into integration_deliveries
         (account_id, integration_id, subscription_id, event_id, event_type, occurred_at, target_url,
-         data, automatic, status, batch_summary)
+         data, automatic, status, batch_summary, next_attempt_at)
       select account_id, integration_id, subscription_id, event_id, event_type, occurred_at, target_url,
-        data, automatic, status, batch_summary
+        data, automatic, status, batch_summary, case when automatic then now() end
       from jsonb_to_recordset(cast(${rows} as jsonb)) as r(
         account_id integer, integration_id integer, subscription_id integer, event_id text,
         event_type text, occurred_at timestamptz, target_url text, data jsonb, automatic boolean,
@@ -220,22 +190,176 @@ export async function insertDeliveries(trx: DbOrTrx, deliveries: readonly NewDel
     ),
     queued as (
       select count(*) from graphile_worker.add_jobs(array(
-        select row(${DELIVER_TASK}::text, json_build_object('deliveryId', id), null, null, 25,
-                   null, null, null)::graphile_worker.job_spec
-        from inserted where automatic))
+        select row(${DELIVER_TASK}::text, '{}'::json, null, null, 25, null, null, null)::graphile_worker.job_spec
+        from generate_series(1, least(${CLAIMERS_PER_BURST}::integer,
+          ceil((select count(*) from inserted where automatic) / ${CLAIM_SIZE}::numeric)::integer))))
     )
     select id from inserted, queued order by id`.execute(trx);
   return ids.map((r) => r.id);
 }
 
-/** Queues the next attempt of a delivery at `runAt`. */
+/**
+ * Makes a delivery due at `runAt` (now when null) and wakes a claimer then: one wake-up job per
+ * second of due time, shared by the deliveries due in that second.
+ */
 export async function queueAttempt(trx: DbOrTrx, deliveryId: number, runAt: Date | null): Promise<void> {
+  await trx
+    .updateTable("integration_deliveries")
+    .set({ next_attempt_at: runAt ?? sql<Date>`now()` })
+    .where("id", "=", deliveryId)
+    .execute();
+  await wakeClaimerAt(trx, runAt ?? new Date());
+}
+
+/** Queues a claimer job at `runAt` (deduplicated per second of `runAt`). */
+export async function wakeClaimerAt(trx: DbOrTrx, runAt: Date): Promise<void> {
+  const second = Math.floor(runAt.getTime() / 1000);
   await sql`select graphile_worker.add_job(
-      ${DELIVER_TASK}::text,
-      json_build_object('deliveryId', ${deliveryId}::integer),
-      run_at => ${runAt ?? new Date()},
-      max_attempts => 25
+      ${DELIVER_TASK}::text, '{}'::json,
+      run_at => ${runAt},
+      max_attempts => 25,
+      job_key => ${`${DELIVER_TASK}:${second}`}::text,
+      job_key_mode => 'preserve_run_at'
     )`.execute(trx);
+}
+
+/** A delivery taken by a claimer, with what sending it needs. */
+export interface ClaimedDelivery {
+  id: number;
+  subscriptionId: number | null;
+  eventId: string;
+  eventType: EventType;
+  occurredAt: Date;
+  targetUrl: string;
+  /** The event's `data` as stored JSON text: spliced into the envelope without a parse. */
+  dataJson: string;
+  status: DeliveryStatus;
+  attemptCount: number;
+  batchSummary: StoredBatchSummary | null;
+  integration: DeliveryIntegration;
+  /** Whether its subscription is still active (null: it has none). */
+  subscriptionActive: boolean | null;
+}
+
+interface ClaimedRow {
+  id: number;
+  subscription_id: number | null;
+  event_id: string;
+  event_type: EventType;
+  occurred_at: Date;
+  target_url: string;
+  data_json: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  batch_summary: StoredBatchSummary | null;
+  integration_id: number;
+  account_id: number;
+  provider: string;
+  integration_status: string;
+  integration_target_url: string | null;
+  signing_secret: string;
+  api_key: string | null;
+  api_key_destinations: string[];
+  subscription_active: boolean | null;
+}
+
+/**
+ * Claims up to `limit` due deliveries, oldest due first, in one statement: each gets a lease
+ * (`next_attempt_at` moves `CLAIM_LEASE_SECONDS` ahead) and is skipped by every other claimer
+ * until its attempt is recorded or the lease runs out.
+ */
+export async function claimDueDeliveries(db: DbOrTrx, limit: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await sql<ClaimedRow>`
+    with due as (
+      select id from integration_deliveries
+      where next_attempt_at <= now()
+      order by next_attempt_at
+      limit ${limit}
+      for update skip locked
+    ),
+    claimed as (
+      update integration_deliveries d
+      set next_attempt_at = now() + make_interval(secs => ${CLAIM_LEASE_SECONDS})
+      from due where d.id = due.id
+      returning d.id, d.integration_id, d.subscription_id, d.event_id, d.event_type, d.occurred_at,
+        d.target_url, d.data::text as data_json, d.status, d.attempt_count, d.batch_summary
+    )
+    select c.*, i.account_id, i.provider, i.status as integration_status,
+      i.target_url as integration_target_url, i.signing_secret, i.api_key, i.api_key_destinations,
+      s.is_active as subscription_active
+    from claimed c
+    join integrations i on i.id = c.integration_id
+    left join integration_subscriptions s on s.id = c.subscription_id
+    order by c.id`.execute(db);
+  return rows.map((row) => ({
+    id: row.id,
+    subscriptionId: row.subscription_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    occurredAt: row.occurred_at,
+    targetUrl: row.target_url,
+    dataJson: row.data_json,
+    status: row.status,
+    attemptCount: row.attempt_count,
+    batchSummary: row.batch_summary,
+    integration: toIntegration({
+      id: row.integration_id,
+      account_id: row.account_id,
+      provider: row.provider,
+      status: row.integration_status,
+      target_url: row.integration_target_url,
+      signing_secret: row.signing_secret,
+      api_key: row.api_key,
+      api_key_destinations: row.api_key_destinations,
+    }),
+    subscriptionActive: row.subscription_id === null ? null : (row.subscription_active ?? false),
+  }));
+}
+
+/** When the earliest waiting delivery is due (null: none waits). */
+export async function nextDueAt(db: DbOrTrx): Promise<Date | null> {
+  const row = await db
+    .selectFrom("integration_deliveries")
+    .select("next_attempt_at")
+    .where("next_attempt_at", "is not", null)
+    .orderBy("next_attempt_at")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.next_attempt_at ?? null;
+}
+
+/** The attempts of one claim, recorded in one statement. */
+export async function recordAttempts(
+  trx: DbOrTrx,
+  attempts: readonly (AttemptRecord & { id: number })[],
+): Promise<void> {
+  if (attempts.length === 0) return;
+  const rows = JSON.stringify(
+    attempts.map((a) => ({
+      id: a.id,
+      status: a.status,
+      status_code: a.statusCode,
+      latency_ms: a.latencyMs,
+      error_message: a.errorMessage,
+      response_body: a.responseBody,
+      completed: a.completed,
+      next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+    })),
+  );
+  await sql`
+    update integration_deliveries d set
+      status = v.status,
+      status_code = v.status_code,
+      latency_ms = v.latency_ms,
+      error_message = v.error_message,
+      response_body = v.response_body,
+      attempt_count = d.attempt_count + 1,
+      completed_at = case when v.completed then now() end,
+      next_attempt_at = v.next_attempt_at
+    from jsonb_to_recordset(cast(${rows} as jsonb)) as v(
+      id integer, status text, status_code integer, latency_ms integer, error_message text,
+      response_body text, completed boolean, next_attempt_at timestamptz)
+    where d.id = v.id`.execute(trx);
 }
 
 /** The outcome of an attempt, as recorded on the delivery. */
@@ -332,18 +456,19 @@ export async function noteSuccess(trx: DbOrTrx, integrationId: number, reconnect
 }
 
 /**
- * Counts a failed automatic attempt; the fifth in a row moves a connected integration to
- * `needs_attention`. Answers whether it moved now.
+ * Counts failed automatic attempts in a row (`failures`, default one); the fifth in a row moves a
+ * connected integration to `needs_attention`. Answers whether it moved now.
  */
-export async function noteFailure(trx: DbOrTrx, integrationId: number): Promise<boolean> {
+export async function noteFailure(trx: DbOrTrx, integrationId: number, failures = 1): Promise<boolean> {
   const { rows } = await sql<{ moved: boolean }>`
     with before as (select status from integrations where id = ${integrationId} for update)
     update integrations i set
-      consecutive_failures = i.consecutive_failures + 1,
+      consecutive_failures = i.consecutive_failures + ${failures}::integer,
       last_failure_at = now(),
       updated_at = now(),
       status = case
-        when i.status = 'connected' and i.consecutive_failures + 1 >= ${FAILURES_BEFORE_ATTENTION}
+        when i.status = 'connected'
+          and i.consecutive_failures + ${failures}::integer >= ${FAILURES_BEFORE_ATTENTION}
         then 'needs_attention' else i.status end
     from before
     where i.id = ${integrationId}

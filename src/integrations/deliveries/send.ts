@@ -42,6 +42,23 @@ export interface SendOutcome {
 }
 
 /**
+ * The JSON of an envelope whose `data` is already JSON text (as stored): the same members in the
+ * same order as `JSON.stringify(envelopeFor(...))`, without parsing and re-serializing the data.
+ */
+export function envelopeJson(
+  integration: DeliveryIntegration,
+  event: { id: string; type: string; occurredAt: Date },
+  dataJson: string,
+): string {
+  return (
+    `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},` +
+    `"occurredAt":"${event.occurredAt.toISOString()}","userId":${integration.accountId},` +
+    `"integrationId":${integration.id},"provider":${JSON.stringify(integration.provider)},` +
+    `"data":${dataJson}}`
+  );
+}
+
+/**
  * One signed POST of an envelope to a destination, through the outbound guard (a destination
  * that is or resolves to a refused address is not contacted). Signed afresh at each attempt.
  */
@@ -51,9 +68,19 @@ export async function sendEnvelope(
   targetUrl: string,
   envelope: EventEnvelope,
 ): Promise<SendOutcome> {
-  const body = JSON.stringify(envelope);
+  return sendEnvelopeJson(outbound, integration, targetUrl, envelope.type, JSON.stringify(envelope));
+}
+
+/** `sendEnvelope` of an envelope already serialized (`envelopeJson`). */
+export async function sendEnvelopeJson(
+  outbound: Outbound,
+  integration: DeliveryIntegration,
+  targetUrl: string,
+  eventType: string,
+  body: string,
+): Promise<SendOutcome> {
   const headers = deliveryHeaders({
-    eventType: envelope.type,
+    eventType,
     secret: integration.signingSecret,
     body,
     apiKey: apiKeyFor(integration, targetUrl),
