@@ -17,15 +17,15 @@ export interface paths {
         put?: never;
         /**
          * Generate keyword lists
-         * @description Starts generating search keywords in the background from the account's target categories
-         *     and profile; the keywords are saved as new keyword lists (see `GET /keyword-lists`). Answers
-         *     202 at once with the generation; follow it with `GET /ai/keyword-status`. While a
-         *     generation of the account is queued or running, a new request returns that one instead of
-         *     starting another.
+         * @description Starts generating positive and negative search keywords in the background from the
+         *     account's `targetCategories`, `targetLocations` and profile. When it completes, the
+         *     account's keyword lists are replaced by the generated ones in one step (each with
+         *     `sourceCategories`). Answers 202 at once; follow it with `GET /ai/keyword-status`. While a
+         *     generation of the account is pending or running, a new request starts no other and answers
+         *     with that one's status.
          *
          *     400 `bad_request` when the account has no target categories (run
-         *     `POST /ai/suggest-categories` first); 503 `provider_unavailable` when no AI model is
-         *     configured. Limited to 5 requests per minute per key.
+         *     `POST /ai/suggest-categories` first). Limited to 5 requests per minute per key.
          */
         post: operations["generateKeywords"];
         delete?: never;
@@ -43,9 +43,9 @@ export interface paths {
         };
         /**
          * Keyword generation status
-         * @description Lists the account's 20 most recent keyword generations, newest first, with their status
-         *     and the ids of the keyword lists they saved. Counts only toward the general limit of 600
-         *     requests per minute, not the AI limit.
+         * @description Lists the account's keyword generations of the last 24 hours (at most 100), newest first,
+         *     with their status and the keyword lists they produced. Counts only toward the general limit
+         *     of 600 requests per minute, not the AI limit, so clients can poll it.
          */
         get: operations["getKeywordStatus"];
         put?: never;
@@ -67,12 +67,14 @@ export interface paths {
         put?: never;
         /**
          * Suggest target categories
-         * @description Suggests categories of business the account should target, from a description of its own
-         *     business, and saves their names as the account's `targetCategories` (replacing the previous
-         *     ones), which keyword generation then uses. Categories in `excludeCategories` are never
-         *     suggested. Suggestions come only from the AI model: without a configured model the answer
-         *     is 503 `provider_unavailable` (do not retry), and when the model fails or times out it is
-         *     503 `service_unavailable` with Retry-After; the service never makes suggestions up.
+         * @description Suggests 4 to 12 categories of business the account should target, from a description of
+         *     its own business (and its website's home page when `companyWebsite` is given), and saves
+         *     them as the account's `targetCategories` (replacing the previous ones), which keyword
+         *     generation then uses. Every suggestion is a category present in the lead database;
+         *     categories in `excludeCategories` are never suggested. The deployment's AI model chooses
+         *     them; without one, the built-in ranking by text similarity does. When the model fails or
+         *     times out the answer is 503 `service_unavailable` with Retry-After; the service never makes
+         *     suggestions up.
          *
          *     A long-running request (at most 3 running per account): it answers 202 with a job when the
          *     work does not finish within the wait. Limited to 5 requests per minute per key.
@@ -172,19 +174,20 @@ export interface paths {
         put?: never;
         /**
          * Send an e-mail schedule now
-         * @description Sends the schedule now, active or paused: runs its search, exports the leads as its next
-         *     regular run would (charging 1 credit per lead new to the account, capped at the spendable
-         *     balance and `maxLeadsPerEmail`) and e-mails the files. It updates `lastSent`, `lastSentAt`
-         *     and `totalSentCount` but neither moves `nextRunAt` nor resumes a paused schedule.
+         * @description Sends an active schedule now: runs its search, exports the leads as its next regular run
+         *     would (charging 1 credit per lead new to the account, capped at the spendable balance and
+         *     `maxLeadsPerEmail`) and e-mails the files. It updates `lastSent`, `lastSentAt` and
+         *     `totalSentCount` but does not move `nextRunAt`; the next regular run sends only leads newer
+         *     than this send. A paused schedule gives 400 `bad_request` (resume it first).
          *
          *     Long-running: answers 200 when done within the wait, otherwise 202 with a job to poll (the
          *     job's answer is kept 24 hours). When nothing can be sent (no matching lead, or no credit to
          *     pay for any new lead) it answers 200 with `sent` false and says why in `message`; it never
          *     answers 402. When the schedule's regular run is sending it right now, 409
          *     `schedule_run_in_progress` and nothing is sent. When the schedule's filter preset no longer
-         *     exists or its filters hold no positive filter (a search needs one), 400 `bad_request`. When its
-         *     export format is XLSX and a file would hold more than 20,000 leads, 400 `export_too_large`
-         *     and nothing is sent or charged.
+         *     exists or its filters hold no positive filter (a search needs one), 400 `bad_request`. A send
+         *     in XLSX holds at most 20,000 leads when one file could hold them all (no split, a `_total`
+         *     file or a combined file); the others wait in the reservoir, so an XLSX send is never too large.
          */
         post: operations["triggerEmailSchedule"];
         delete?: never;
@@ -208,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Start an enrichment run
-         * @description Submits a list of website URLs to enrich and answers the new run at once (201); the work
+         * @description Submits a list of website URLs to enrich and answers the new run at once (202); the work
          *     runs in the background and a large list can take hours. Each URL is matched against the
          *     lead database first (1 credit when new to the account, including buying signals and
          *     category enrichments; free when already bought) and fetched live only when not found (0.1
@@ -217,7 +220,8 @@ export interface paths {
          *     URLs and their results are never added to the lead database.
          *
          *     Every invalid request, including schema errors, gives 400 `invalid_request` with `details`
-         *     (not `validation_error`).
+         *     (not `validation_error`). The body may be up to 32 MB; a larger one gives 413
+         *     `payload_too_large`.
          */
         post: operations["createEnrichment"];
         delete?: never;
@@ -257,9 +261,10 @@ export interface paths {
         };
         /**
          * Get the result file link
-         * @description Returns a short-lived presigned link (15 minutes) to the run's CSV result file: one row per
-         *     URL with a `status` column. Available once `status` is `completed` or `partial`; before
-         *     that, or for a `failed` run, 400 `bad_request`.
+         * @description Returns a short-lived presigned link (5 minutes) to the run's CSV result file: one row per
+         *     URL with `Submitted URL`, `Status`, `Source`, `Credits Charged` and the lead columns.
+         *     Available once `result.ready` is true; before that, or for a `failed` run, 409
+         *     `result_not_ready`; 410 `file_unavailable` once the file expired (files are kept 90 days).
          */
         get: operations["getEnrichmentDownload"];
         put?: never;
@@ -589,7 +594,10 @@ export interface paths {
          *     `POST /integrations/{provider}/connect`. Needs no API key: `state` identifies the account and the
          *     provider. On success the integration is created (or its authorization renewed) and a page
          *     says it is connected; when the user refused or the CRM failed the page says why. A missing,
-         *     forged or expired `state` answers the 400 page and connects nothing. Both answers are HTML.
+         *     forged, used or expired `state` answers the 400 page and connects nothing; so does a `state`
+         *     whose API key was revoked since connect (the page names `key_revoked`). Both pages are HTML;
+         *     a query the service cannot read (a NUL character, a repeated parameter) is the JSON 400
+         *     `validation_error`.
          */
         get: operations["integrationOAuthCallback"];
         put?: never;
@@ -793,8 +801,11 @@ export interface paths {
         head?: never;
         /**
          * Replace the field mapping
-         * @description Saves a field mapping, replacing the whole saved mapping. A scope of another CRM or a field
-         *     the CRM does not have gives 400 `bad_request`; not a CRM integration: 400 `bad_request`.
+         * @description Saves a field mapping, replacing the whole saved mapping, and answers what was saved.
+         *     Entries naming a lead field of the service or a CRM field that does not exist are dropped.
+         *     A scope of another CRM, or no scope of this CRM at all, gives 400 `validation_error`; not a
+         *     CRM integration: 400 `bad_request`; the CRM's field lists cannot be read: 502
+         *     `provider_error`.
          */
         patch: operations["updateIntegrationFieldMapping"];
         trace?: never;
@@ -889,7 +900,9 @@ export interface paths {
          *     the user's browser. After consent the CRM redirects to the OAuth callback, which creates the
          *     integration or renews the authorization of the existing one. An unknown provider gives 404
          *     `not_found`; a 26th integration 409 `integration_limit`; a CRM not configured for this
-         *     deployment 503 `provider_unavailable`. Limited to 30 requests per minute per account.
+         *     deployment 503 `provider_unavailable`; `environment: sandbox` for another CRM than
+         *     `crm_leads` 400 `validation_error`. The link is bound to the account and to the API key
+         *     that asked for it. Limited to 30 requests per minute per account.
          */
         post: operations["connectIntegration"];
         delete?: never;
@@ -1300,7 +1313,7 @@ export interface paths {
         put?: never;
         /**
          * Buy a subscription
-         * @description Opens a checkout session for a subscription; needs no API key. The answer carries the
+         * @description Opens a checkout session for a subscription (201); needs no API key. The answer carries the
          *     payment processor's hosted checkout page, which expires after 24 hours. After checkout the
          *     API key is sent by e-mail to `email`; it is never returned by the API. If the address
          *     already belongs to an account, `checkoutUrl` is null and the purchase must first be
@@ -1338,9 +1351,14 @@ export interface paths {
          *     the plan's price per credit: starter 10 cents, growth 7.5, scale 5, platinum 3, enterprise
          *     2. Purchased credits do not reset with the billing cycle. All charges are final.
          *
-         *     Errors: 400 `bad_request` when the account has no saved payment method; 402
-         *     `payment_declined` when the card is declined (nothing is added); 503 `payment_unavailable`
-         *     when payment processing is not configured or not reachable.
+         *     At most 5 times the plan's monthly credits in one purchase (400 `validation_error`); not
+         *     during a trial. The credits are granted only once the charge is paid. An `Idempotency-Key`
+         *     makes a repeat within 24 hours answer the first answer without charging again.
+         *
+         *     Errors: 400 `bad_request` when the account has no saved payment method or is in its trial;
+         *     402 `payment_declined` when the card is declined (nothing is added); 409
+         *     `idempotency_key_reused` when the key was used with another `creditCount`; 503
+         *     `payment_unavailable` when payment processing is not configured or not reachable.
          */
         post: operations["purchaseCredits"];
         delete?: never;
@@ -1426,15 +1444,19 @@ export interface paths {
         put?: never;
         /**
          * Change the subscription plan
-         * @description Moves the subscription to another plan. By default an upgrade applies now (the price
-         *     difference for the rest of the period is charged to the saved payment method) and a
-         *     downgrade applies at renewal, when the remaining balance expires. `mode` `at_renewal`
-         *     delays an upgrade to the renewal; a downgrade cannot be `immediate`.
+         * @description Moves the subscription to another plan. On a paid subscription an upgrade applies now (the
+         *     prorated difference for the rest of the period is charged to the saved payment method) and
+         *     a downgrade applies at renewal, when the remaining balance expires. During a trial, `mode`
+         *     `switch_trial` (the default) moves the trial to the new plan without a charge (the trial
+         *     allowance becomes half the new plan's monthly credits minus what was used), and
+         *     `activate_now` ends the trial: the new plan's full price is charged now, its monthly credits
+         *     are granted and the trial credits left become permanent credits.
          *
-         *     Errors: 400 `invalid_plan`; 400 `bad_request` when `targetPlan` is the current plan or a
-         *     downgrade asks for `immediate`; 402 `payment_declined`; 409 `plan_change_in_progress` when
-         *     another change of this account is being processed; 410 `plan_retired`; 503
-         *     `payment_unavailable`.
+         *     Errors: 400 `invalid_plan`; 400 `bad_request` when `targetPlan` is the current plan, `mode`
+         *     is sent outside a trial, or the subscription is set to cancel; 402 `payment_declined` (the
+         *     card was declined) or `payment_failed` (the charge could not be completed); 409
+         *     `plan_change_in_progress` when another change of this account is being processed; 410
+         *     `plan_retired`; 503 `payment_unavailable`. Nothing changes on an error.
          */
         post: operations["changePlan"];
         delete?: never;
@@ -1519,19 +1541,18 @@ export interface components {
          * @enum {string}
          */
         BlacklistEntryType: "domain";
-        /** @description One suggested category of business to target. */
-        CategorySuggestion: {
-            /** @description The category name, usable as a target category and in keyword generation. */
-            name: string;
-            /** @description Why the category fits the business, for people. */
-            reason: string;
-        };
-        /** @description Target categories suggested by the AI model. */
+        /** @description A category name as sent in `excludeCategories`. */
+        CategoryName: string;
+        /** @description Target categories suggested for the business. */
         CategorySuggestions: {
-            /** @description The suggested categories, best fit first; saved as the account's `targetCategories`. */
-            categories: components["schemas"]["CategorySuggestion"][];
-            /** @description The AI model that produced the suggestions. */
-            model: string;
+            /**
+             * @description 4 to 12 category names of the lead database, best fit first (fewer only when the lead
+             *     database holds fewer categories); saved as the account's `targetCategories`, which keyword
+             *     generation uses. Each one is a category customers can search for.
+             */
+            categories: string[];
+            /** @description True when `companyWebsite` was given and its home page could not be read. */
+            websiteAnalysisFailed: boolean;
         };
         /** @description 429: another request of this account is charging credits right now (Retry-After 30). */
         ChargeInProgressError: {
@@ -1559,6 +1580,11 @@ export interface components {
             /** @description What happened, for people. The API key itself is sent by e-mail, never returned. */
             message: string;
         };
+        /**
+         * @description Where the assignee and file-name columns go in a combined file.
+         * @enum {string}
+         */
+        CombinedColumnsPosition: "beginning" | "end";
         /** @description 409: the resource changed twice while the update was being applied; nothing was changed. */
         ConflictError: {
             /**
@@ -1573,17 +1599,27 @@ export interface components {
         };
         /** @description Options of a CRM connection. */
         ConnectIntegrationRequest: {
-            /** @description Which environment to connect (`crm_leads` only; ignored by the other CRMs); default `production`. */
+            /**
+             * @description Which environment to connect, default `production`. `sandbox` is for `crm_leads` only:
+             *     another CRM gives 400 `validation_error`.
+             */
             environment?: components["schemas"]["CrmEnvironment"];
         };
         /** @description Where to send the user to authorize the CRM. */
         ConnectIntegrationResult: {
+            /** @description The CRM being connected. */
+            provider: components["schemas"]["CrmProviderId"];
             /**
              * @description The CRM's authorization page. Open it in the user's browser; after consent the CRM
              *     redirects to `/api/v1/integrations/oauth/callback`, which creates or reconnects the
              *     integration. The link is valid for 10 minutes.
              */
             authorizationUrl: string;
+            /**
+             * Format: date-time
+             * @description When the link stops working (10 minutes after it was issued).
+             */
+            expiresAt: string;
         };
         /** @description Request to create a webhook integration. */
         CreateWebhookIntegrationRequest: {
@@ -1768,8 +1804,9 @@ export interface components {
          * @description Saved field mapping, one list per kind of CRM record. Answers carry every scope of the
          *     integration's CRM (`contact` and `company` for `crm_contacts`; `lead` for `crm_leads`;
          *     `person`, `organization` and `deal` for `crm_deals`), an empty list meaning the default
-         *     fields only. Requests may omit scopes (an omitted scope is saved empty); a scope of another
-         *     CRM gives 400 `bad_request`.
+         *     fields only. Requests may omit scopes (an omitted scope is saved empty) but must send at
+         *     least one scope of the CRM; a scope of another CRM, or none at all, gives 400
+         *     `validation_error`.
          */
         CrmFieldMapping: {
             /** @description Contact fields (`crm_contacts`). */
@@ -2019,14 +2056,22 @@ export interface components {
             details?: components["schemas"]["ErrorDetail"][];
         };
         /**
-         * @description How the files of one send are shared out among the recipients.
+         * @description How the leads of one send are shared out among the recipients.
          * @enum {string}
          */
-        DistributionMode: "full_copy" | "split";
+        DistributionMode: "full_copy" | "split_evenly";
         /**
          * @description A saved e-mail schedule: every `intervalValue` `intervalUnit` it runs the search of a filter
-         *     preset, exports the matching leads with an export format (each lead new to the account costs
-         *     1 credit, as in any export) and e-mails the files to its recipients.
+         *     preset and e-mails the leads new to the schedule since its last run (the first run: at most the
+         *     10,000 newest matches) as files of an export format to its recipients. Each lead new to the
+         *     account costs 1 credit, as in any export (previously exported leads are free); a send is capped
+         *     at the spendable balance and at `maxLeadsPerEmail`, and the leads left out wait in the
+         *     schedule's reservoir for the next run. Leads of blacklisted domains are never sent. A regular
+         *     run that cannot pay for its new leads sends what it can, pauses the schedule (`pauseReason`
+         *     `insufficient_credits`) and e-mails the account owner. Files are attached while an e-mail's
+         *     attachments total at most 15 MB (about 20 MB once encoded); a file beyond that is not attached:
+         *     the e-mail carries a signed download link to it instead (valid 7 days). Every file sent is in the
+         *     export history (`email_schedule`) and every lead in the lead export history.
          */
         EmailSchedule: {
             /**
@@ -2046,11 +2091,8 @@ export interface components {
              *     CSV with the default columns when there is none.
              */
             exportFormatId: number | null;
-            /**
-             * Format: int32
-             * @description How many `intervalUnit`s lie between two regular runs (at least 1).
-             */
-            intervalValue: number;
+            /** @description How many `intervalUnit`s lie between two regular runs (1-720). */
+            intervalValue: components["schemas"]["IntervalValue"];
             /** @description The unit of `intervalValue`. */
             intervalUnit: components["schemas"]["IntervalUnit"];
             /** @description Whether regular runs happen; false while paused. */
@@ -2059,20 +2101,31 @@ export interface components {
             pauseReason: components["schemas"]["SchedulePauseReason"] | null;
             /** @description Who gets the files (1-50 recipients, no address twice). */
             recipients: components["schemas"]["ScheduleRecipient"][];
-            /** @description How the files of a split export are shared out among `recipients`. */
+            /** @description How the leads of a send are shared out among `recipients`. */
             distributionMode: components["schemas"]["DistributionMode"];
-            /** @description Addresses that always get every file of each send, whatever `distributionMode` says (0-50). */
-            fullCopyRecipients: components["schemas"]["RecipientEmail"][];
-            /** @description Most leads sent in one run (at least 1); null for no cap other than the credit balance. */
-            maxLeadsPerEmail: number | null;
             /**
-             * @description Whether a combined file is sent when the export format splits files: every lead of the send
-             *     in one file, with the assignee and file-name columns named in the export format
-             *     (`combinedAssigneeColumnName`, `combinedFileNameColumnName`). It goes to `combinedRecipients`.
+             * @description Addresses that get every lead of each send while the others share them (0-50); only in
+             *     `split_evenly` mode with at least 2 sharing `recipients`, and never one of `recipients`.
+             */
+            fullCopyRecipients: components["schemas"]["RecipientEmail"][];
+            /**
+             * @description Most leads sent in one run (1-100,000); the new leads over it wait in the schedule's
+             *     reservoir and go first in the next run. Null: 100,000.
+             */
+            maxLeadsPerEmail: components["schemas"]["MaxLeadsPerEmail"] | null;
+            /**
+             * @description Whether a combined file is sent when a send is divided into several files (`split_evenly`
+             *     among 2 or more recipients, or an export format that splits files): every lead of the send in
+             *     one file, with an assignee column (the address each lead went to; `all recipients` in
+             *     `full_copy` mode) and a file-name column (the file each lead was in). Their headers are the
+             *     export format's `combinedAssigneeColumnName` and `combinedFileNameColumnName`, or "Assigned
+             *     To" and "File Part" when the format sets none. It goes to `combinedRecipients`.
              */
             combinedFileEnabled: boolean;
             /** @description Addresses that get the combined file (0-50); needs at least one when `combinedFileEnabled` is true. */
             combinedRecipients: components["schemas"]["RecipientEmail"][];
+            /** @description Where the two extra columns of the combined file go. */
+            combinedColumnsPosition: components["schemas"]["CombinedColumnsPosition"];
             /** @description The older name of `lastSentAt`, kept for existing clients; always the same value. */
             lastSent: string | null;
             /** @description When the schedule last sent leads (regular run or trigger); null if it never did. */
@@ -2114,11 +2167,8 @@ export interface components {
              * @default null
              */
             exportFormatId: number | null;
-            /**
-             * Format: int32
-             * @description How many `intervalUnit`s lie between two regular runs (at least 1).
-             */
-            intervalValue: number;
+            /** @description How many `intervalUnit`s lie between two regular runs (1-720). */
+            intervalValue: components["schemas"]["IntervalValue"];
             /**
              * @description The unit of `intervalValue`.
              * @default days
@@ -2129,25 +2179,28 @@ export interface components {
              * @default true
              */
             isActive: boolean;
-            /** @description Who gets the files (1-50 recipients, no address twice); default: the account's e-mail address alone. */
+            /**
+             * @description Who gets the files (1-50 recipients; an address given twice, in any letter case, counts once);
+             *     default: the account's e-mail address alone.
+             */
             recipients?: components["schemas"]["ScheduleRecipient"][];
             /**
-             * @description How the files of a split export are shared out among `recipients`.
+             * @description How the leads of a send are shared out among `recipients`.
              * @default full_copy
              */
             distributionMode: components["schemas"]["DistributionMode"];
             /**
-             * @description Addresses that always get every file (0-50).
+             * @description Addresses that get every lead while the others share them (0-50; see `EmailSchedule`).
              * @default []
              */
             fullCopyRecipients: components["schemas"]["RecipientEmail"][];
             /**
-             * @description Most leads sent in one run (at least 1); null for no cap.
+             * @description Most leads sent in one run (1-100,000); null: 100,000.
              * @default null
              */
-            maxLeadsPerEmail: number | null;
+            maxLeadsPerEmail: components["schemas"]["MaxLeadsPerEmail"] | null;
             /**
-             * @description Whether a combined file is sent when the export format splits files.
+             * @description Whether a combined file is sent when a send is divided into several files.
              * @default false
              */
             combinedFileEnabled: boolean;
@@ -2156,6 +2209,11 @@ export interface components {
              * @default []
              */
             combinedRecipients: components["schemas"]["RecipientEmail"][];
+            /**
+             * @description Where the two extra columns of the combined file go.
+             * @default end
+             */
+            combinedColumnsPosition: components["schemas"]["CombinedColumnsPosition"];
         };
         /** @description Data of `email_schedule.sent`: a schedule run sent its e-mails. */
         EmailScheduleSentData: {
@@ -2235,27 +2293,54 @@ export interface components {
             filterPresetId?: number;
             /** @description Another export format of the account, or null for the default; an unknown id gives 400 `validation_error`. */
             exportFormatId?: number | null;
-            /**
-             * Format: int32
-             * @description New interval value (at least 1).
-             */
-            intervalValue?: number;
+            /** @description New interval value (1-720). */
+            intervalValue?: components["schemas"]["IntervalValue"];
             /** @description New interval unit. */
             intervalUnit?: components["schemas"]["IntervalUnit"];
             /** @description False pauses the schedule, true resumes it. */
             isActive?: boolean;
-            /** @description New recipients (1-50, no address twice). */
+            /** @description New recipients (1-50; an address given twice counts once). */
             recipients?: components["schemas"]["ScheduleRecipient"][];
             /** @description New distribution mode. */
             distributionMode?: components["schemas"]["DistributionMode"];
             /** @description New full-copy addresses (0-50). */
             fullCopyRecipients?: components["schemas"]["RecipientEmail"][];
-            /** @description New cap of leads per run (at least 1), or null for no cap. */
-            maxLeadsPerEmail?: number | null;
-            /** @description Whether a combined file is sent when the export format splits files. */
+            /** @description New cap of leads per run (1-100,000), or null for 100,000. */
+            maxLeadsPerEmail?: components["schemas"]["MaxLeadsPerEmail"] | null;
+            /** @description Whether a combined file is sent when a send is divided into several files. */
             combinedFileEnabled?: boolean;
             /** @description New combined-file addresses (0-50). */
             combinedRecipients?: components["schemas"]["RecipientEmail"][];
+            /** @description Where the two extra columns of the combined file go. */
+            combinedColumnsPosition?: components["schemas"]["CombinedColumnsPosition"];
+        };
+        /** @description The run as accepted. */
+        EnrichmentAccepted: {
+            /**
+             * Format: int32
+             * @description The run id: poll `GET /enrichments/{id}`.
+             */
+            id: number;
+            /**
+             * @description Always `queued`.
+             * @enum {string}
+             */
+            status: "queued";
+            /**
+             * Format: int32
+             * @description Rows of the run: URLs kept after removing duplicates by host, plus the unusable entries.
+             */
+            urlCount: number;
+            /**
+             * Format: int32
+             * @description Entries dropped because an earlier entry had the same host.
+             */
+            duplicatesRemoved: number;
+            /**
+             * Format: int32
+             * @description Entries that are not usable website URLs (`skipped_invalid` rows, free).
+             */
+            skippedInvalid: number;
         };
         /**
          * @description Which contact details a result must have to count (and be charged).
@@ -2264,13 +2349,6 @@ export interface components {
         EnrichmentContactType: "phone" | "email" | "either";
         /** @description Credits of an enrichment run. */
         EnrichmentCredits: {
-            /** @description Whether the total charge is settled; true once the run is `completed`, `partial` or `failed`. */
-            final: boolean;
-            /**
-             * Format: double
-             * @description Credits charged so far: `databaseCharged + scrapeCharged`.
-             */
-            charged: number;
             /**
              * Format: double
              * @description Credits charged for database matches new to the account; charged as they are matched.
@@ -2280,12 +2358,52 @@ export interface components {
              * Format: double
              * @description Credits charged for live results; charged when the result file is published.
              */
-            scrapeCharged: number;
+            liveCharged: number;
             /**
              * Format: double
-             * @description The most the run may spend: `maxCredits`, or the available balance at submission.
+             * @description `databaseCharged + liveCharged`.
+             */
+            total: number;
+            /** @description Whether the total charge is settled: true once the file is published or the run failed. */
+            final: boolean;
+            /**
+             * Format: double
+             * @description The most the run may spend: `maxCredits`, or the spendable balance at submission.
              */
             limit: number;
+        };
+        /** @description Database matching of a run. */
+        EnrichmentDatabaseCounts: {
+            /**
+             * Format: int32
+             * @description URLs whose host matched a lead of the database (every status below).
+             */
+            matched: number;
+            /**
+             * Format: int32
+             * @description Matches delivered in the result file: `charged + free`.
+             */
+            delivered: number;
+            /**
+             * Format: int32
+             * @description Matches new to the account, 1 credit each (`matched_paid`).
+             */
+            charged: number;
+            /**
+             * Format: int32
+             * @description Matches the account had already bought, free (`matched_free`).
+             */
+            free: number;
+            /**
+             * Format: int32
+             * @description New matches left out by the database budget (`skipped_db_budget`).
+             */
+            skippedOverBudget: number;
+            /**
+             * Format: int32
+             * @description Matches without the requested contact type (`matched_no_contact`).
+             */
+            noRequestedContact: number;
         };
         /** @description A short-lived link to an enrichment result file. */
         EnrichmentDownload: {
@@ -2293,9 +2411,61 @@ export interface components {
             url: string;
             /**
              * Format: date-time
-             * @description When the link stops working: 15 minutes after it was issued.
+             * @description When the link stops working: 5 minutes after it was issued.
              */
             expiresAt: string;
+        };
+        /** @description Live fetching of a run. */
+        EnrichmentLiveCounts: {
+            /**
+             * Format: int32
+             * @description URLs fetched from their websites.
+             */
+            sentToScraper: number;
+            /**
+             * Format: int32
+             * @description Live results with the requested contact type, 0.1 credit each (`scraped`).
+             */
+            delivered: number;
+            /**
+             * Format: int32
+             * @description Websites that could not be read (`scrape_failed`).
+             */
+            failed: number;
+            /**
+             * Format: int32
+             * @description Websites read without the requested contact type (`scraped_no_contact`).
+             */
+            noRequestedContact: number;
+            /**
+             * Format: int32
+             * @description URLs left out by the credit limit (`skipped_scrape_budget`).
+             */
+            skippedOverBudget: number;
+        };
+        /** @description 409: the run's result file is not published yet (or the run failed). */
+        EnrichmentNotReadyError: {
+            /**
+             * @description Stable machine-readable error code.
+             * @enum {string}
+             */
+            error: "result_not_ready";
+            /** @description Human-readable explanation of the error. */
+            message: string;
+            /** @description One entry per problem found in the request, when the error is about its input. */
+            details?: components["schemas"]["ErrorDetail"][];
+        };
+        /** @description 413: the request body is larger than 32 MB. */
+        EnrichmentPayloadTooLargeError: {
+            /**
+             * @description Stable machine-readable error code.
+             * @enum {string}
+             */
+            error: "payload_too_large";
+            /** @description Human-readable explanation of the error. */
+            message: string;
+            /** @description One entry per problem found in the request, when the error is about its input. */
+            details?: components["schemas"]["ErrorDetail"][];
         };
         /** @description Request to enrich a list of websites. */
         EnrichmentRequest: {
@@ -2329,53 +2499,15 @@ export interface components {
              */
             emailResults?: boolean;
         };
-        /** @description Number of URLs of a run per row status. */
-        EnrichmentRowCounts: {
+        /** @description The result file of a run. */
+        EnrichmentResult: {
             /**
              * Format: int32
-             * @description URLs found in the database and new to the account (1 credit each).
+             * @description Rows of the file (one per row of the run); 0 until it is ready.
              */
-            matched_paid: number;
-            /**
-             * Format: int32
-             * @description URLs fetched live (0.1 credit each).
-             */
-            scraped: number;
-            /**
-             * Format: int32
-             * @description URLs found in the database and already bought (free).
-             */
-            matched_free: number;
-            /**
-             * Format: int32
-             * @description URLs that could not be reached.
-             */
-            scrape_failed: number;
-            /**
-             * Format: int32
-             * @description Database matches left out by the credit limit.
-             */
-            skipped_db_budget: number;
-            /**
-             * Format: int32
-             * @description Live results left out by the credit limit.
-             */
-            skipped_scrape_budget: number;
-            /**
-             * Format: int32
-             * @description Database matches without the requested contact type.
-             */
-            matched_no_contact: number;
-            /**
-             * Format: int32
-             * @description Live results without the requested contact type.
-             */
-            scraped_no_contact: number;
-            /**
-             * Format: int32
-             * @description Entries that were not usable URLs.
-             */
-            skipped_invalid: number;
+            rowCount: number;
+            /** @description Whether the file can be downloaded (`GET /enrichments/{id}/download`). */
+            ready: boolean;
         };
         /**
          * @description Outcome of one URL of an enrichment run, as in the `status` column of the result file.
@@ -2391,16 +2523,6 @@ export interface components {
             id: number;
             /** @description Where the run stands; `completed`, `partial` and `failed` are final. */
             status: components["schemas"]["EnrichmentRunStatus"];
-            /**
-             * Format: int32
-             * @description URLs kept after removing duplicates by host; each is looked up and charged once.
-             */
-            urlCount: number;
-            /**
-             * Format: int32
-             * @description Entries of `urls` as submitted, before removing duplicates.
-             */
-            submittedCount: number;
             /** @description Contact details a result must have. */
             contactTypes: components["schemas"]["EnrichmentContactType"];
             /**
@@ -2408,16 +2530,15 @@ export interface components {
              * @description Share of the credit limit that may go to new database matches (0-100).
              */
             databaseMatchPercent: number;
-            /** @description The credit limit as sent, or null when the whole available balance was used. */
+            /** @description The credit limit as sent, or null when the whole spendable balance was used. */
             maxCredits: number | null;
             /** @description Whether the result file is e-mailed when the run finishes. */
             emailResults: boolean;
-            /** @description URLs (after deduplication) processed so far, per row status; they add up to `urlCount` once `completed`. */
-            counts: components["schemas"]["EnrichmentRowCounts"];
-            /** @description What the run has charged and may still charge. */
+            urls: components["schemas"]["EnrichmentUrlCounts"];
+            database: components["schemas"]["EnrichmentDatabaseCounts"];
+            live: components["schemas"]["EnrichmentLiveCounts"];
             credits: components["schemas"]["EnrichmentCredits"];
-            /** @description Whether the result file can be downloaded (`completed` or `partial`). */
-            fileAvailable: boolean;
+            result: components["schemas"]["EnrichmentResult"];
             /**
              * Format: date-time
              * @description When the run was submitted.
@@ -2431,10 +2552,38 @@ export interface components {
             error: string | null;
         };
         /**
-         * @description Where an enrichment run stands.
+         * @description Where an enrichment run stands; it moves forward only, in this order.
          * @enum {string}
          */
-        EnrichmentRunStatus: "queued" | "running" | "completed" | "partial" | "failed";
+        EnrichmentRunStatus: "queued" | "matching" | "scraping" | "merging" | "delivering" | "completed" | "partial" | "failed";
+        /** @description The URLs of a run. */
+        EnrichmentUrlCounts: {
+            /**
+             * Format: int32
+             * @description Entries of `urls` as submitted.
+             */
+            submitted: number;
+            /**
+             * Format: int32
+             * @description Entries dropped because an earlier entry had the same host.
+             */
+            duplicatesRemoved: number;
+            /**
+             * Format: int32
+             * @description Entries that are not usable website URLs.
+             */
+            skippedInvalid: number;
+            /**
+             * Format: int32
+             * @description Rows of the run (`submitted - duplicatesRemoved`).
+             */
+            total: number;
+            /**
+             * Format: int32
+             * @description Rows with their final status so far; `total` once the run is finished.
+             */
+            processed: number;
+        };
         /** @description One problem found in a request: where it is and what is wrong with it. */
         ErrorDetail: {
             /** @description Keys leading to the offending value, for example `["query", "limit"]` or `["body", "urls", "3"]`. */
@@ -2581,12 +2730,12 @@ export interface components {
             databaseType: components["schemas"]["DatabaseType"];
             /**
              * @description Header of the column that, in the combined file of a split e-mail schedule, holds the e-mail
-             *     address of the recipient each lead was sent to; null leaves the column out (1-100 characters).
+             *     address of the recipient each lead was sent to; null: "Assigned To" (1-100 characters).
              */
             combinedAssigneeColumnName: string | null;
             /**
              * @description Header of the column that, in the combined file of a split e-mail schedule, holds the name of
-             *     the part file each lead was in; null leaves the column out (1-100 characters).
+             *     the part file each lead was in; null: "File Part" (1-100 characters).
              */
             combinedFileNameColumnName: string | null;
             /**
@@ -2649,12 +2798,12 @@ export interface components {
              */
             includeHeaders: boolean;
             /**
-             * @description Header of the assignee column of a schedule's combined file; null leaves it out.
+             * @description Header of the assignee column of a schedule's combined file; null: "Assigned To".
              * @default null
              */
             combinedAssigneeColumnName: string | null;
             /**
-             * @description Header of the file-name column of a schedule's combined file; null leaves it out.
+             * @description Header of the file-name column of a schedule's combined file; null: "File Part".
              * @default null
              */
             combinedFileNameColumnName: string | null;
@@ -2688,9 +2837,9 @@ export interface components {
             includeTotal?: boolean;
             /** @description Whether the header row is written (CSV and XLSX). */
             includeHeaders?: boolean;
-            /** @description Header of the assignee column of a schedule's combined file; null leaves it out. */
+            /** @description Header of the assignee column of a schedule's combined file; null: "Assigned To". */
             combinedAssigneeColumnName?: string | null;
-            /** @description Header of the file-name column of a schedule's combined file; null leaves it out. */
+            /** @description Header of the file-name column of a schedule's combined file; null: "File Part". */
             combinedFileNameColumnName?: string | null;
         };
         /**
@@ -3254,7 +3403,12 @@ export interface components {
          * @description The unit of a schedule's interval.
          * @enum {string}
          */
-        IntervalUnit: "hours" | "days" | "weeks" | "months";
+        IntervalUnit: "hours" | "days";
+        /**
+         * Format: int32
+         * @description Interval value of a schedule: 1-720 `intervalUnit`s.
+         */
+        IntervalValue: number;
         /** @description 400: the e-mail address is not a valid address. */
         InvalidEmailError: {
             /**
@@ -3402,8 +3556,13 @@ export interface components {
             id: string;
             /** @description Where the generation stands. */
             status: components["schemas"]["KeywordGenerationStatus"];
-            /** @description Ids of the keyword lists it saved; empty until it has completed. */
-            keywordListIds: number[];
+            /** @description The target categories the keywords are generated from. */
+            sourceCategories: string[];
+            /**
+             * @description The keyword lists it produced, as they were saved (a later generation or an edit may have
+             *     changed or removed them since); empty unless `status` is `completed`.
+             */
+            keywordLists: components["schemas"]["KeywordList"][];
             /** @description Why the generation failed; null unless `status` is `failed`. */
             error: string | null;
             /**
@@ -3411,34 +3570,24 @@ export interface components {
              * @description When the generation was requested.
              */
             createdAt: string;
-            /** @description When the generation finished (completed or failed); null while queued or running. */
+            /** @description When the generation finished (completed or failed); null while pending or running. */
             completedAt: string | null;
         };
-        /** @description A keyword generation that was accepted and runs in the background. */
-        KeywordGenerationStarted: {
-            /** @description The generation's id. */
-            id: string;
-            /** @description Where the generation stands. */
-            status: components["schemas"]["KeywordGenerationStatus"];
-            /** @description Ids of the keyword lists it saved; empty until it has completed. */
-            keywordListIds: number[];
-            /** @description Why the generation failed; null unless `status` is `failed`. */
-            error: string | null;
+        /** @description A keyword generation that was accepted or is already under way. */
+        KeywordGenerationAccepted: {
+            /** @description What happens next, for people. */
+            message: string;
             /**
-             * Format: date-time
-             * @description When the generation was requested.
+             * @description `pending` for a new generation; the status of the one under way when one already was.
+             * @enum {string}
              */
-            createdAt: string;
-            /** @description When the generation finished (completed or failed); null while queued or running. */
-            completedAt: string | null;
-            /** @description Relative URL to follow it: `/api/v1/ai/keyword-status`. */
-            statusUrl: string;
+            status: "pending" | "running";
         };
         /**
          * @description State of a keyword generation.
          * @enum {string}
          */
-        KeywordGenerationStatus: "queued" | "running" | "completed" | "failed";
+        KeywordGenerationStatus: "pending" | "running" | "completed" | "failed";
         /** @description A named list of search keywords. */
         KeywordList: {
             /**
@@ -4607,6 +4756,11 @@ export interface components {
             /** @description The lead with its newer data. */
             data: components["schemas"]["LeadSummary"];
         };
+        /**
+         * Format: int32
+         * @description Most leads one send of a schedule holds (1-100,000).
+         */
+        MaxLeadsPerEmail: number;
         /** @description 404: no such resource for this account. */
         NotFoundError: {
             /**
@@ -4732,6 +4886,18 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        /** @description 402: the charge could not be completed (other than a decline); nothing was changed. */
+        PaymentFailedError: {
+            /**
+             * @description Stable machine-readable error code.
+             * @enum {string}
+             */
+            error: "payment_failed";
+            /** @description Human-readable explanation of the error. */
+            message: string;
+            /** @description One entry per problem found in the request, when the error is about its input. */
+            details?: components["schemas"]["ErrorDetail"][];
+        };
         /** @description 503: payment processing is not available right now. */
         PaymentUnavailableError: {
             /**
@@ -4755,10 +4921,12 @@ export interface components {
             previousPlan: components["schemas"]["Plan"];
             /** @description The plan asked for. */
             targetPlan: components["schemas"]["Plan"];
-            /** @description The plan in force now: `targetPlan` after an immediate change, else still `previousPlan`. */
+            /** @description The plan in force now: `targetPlan`, except for a downgrade (until the renewal). */
             subscriptionPlan: components["schemas"]["Plan"];
-            /** @description How the change is applied. */
-            mode: components["schemas"]["PlanChangeMode"];
+            /** @description State of the subscription after the change. */
+            subscriptionStatus: components["schemas"]["SubscriptionStatus"];
+            /** @description What kind of change this was. */
+            change: components["schemas"]["PlanChangeKind"];
             /**
              * Format: date-time
              * @description When the target plan takes (or took) effect.
@@ -4766,9 +4934,14 @@ export interface components {
             effectiveAt: string;
             /**
              * Format: int32
-             * @description Amount charged now for the rest of the period, in US cents; 0 for a change at renewal.
+             * @description Amount charged now, in US cents; 0 for a downgrade or a trial switch.
              */
             amountChargedCents: number;
+            /**
+             * Format: double
+             * @description All credits that can be spent after the change.
+             */
+            totalCreditsRemaining: number;
             /** @description What happened, for people. */
             message: string;
         };
@@ -4785,10 +4958,15 @@ export interface components {
             details?: components["schemas"]["ErrorDetail"][];
         };
         /**
-         * @description When a plan change takes effect.
+         * @description What kind of plan change was made.
          * @enum {string}
          */
-        PlanChangeMode: "immediate" | "at_renewal";
+        PlanChangeKind: "upgrade" | "downgrade" | "trial_switch" | "trial_activation";
+        /**
+         * @description How a plan change during a trial is applied.
+         * @enum {string}
+         */
+        PlanChangeMode: "switch_trial" | "activate_now";
         /** @description Request to change the subscription's plan. */
         PlanChangeRequest: {
             /**
@@ -4797,8 +4975,8 @@ export interface components {
              */
             targetPlan: string;
             /**
-             * @description When the change takes effect. By default upgrades apply now and downgrades at renewal.
-             *     A downgrade cannot be `immediate` (400 `bad_request`).
+             * @description Only during a trial: `switch_trial` (default) or `activate_now`. Sent outside a trial it gives
+             *     400 `bad_request`.
              */
             mode?: components["schemas"]["PlanChangeMode"];
         };
@@ -4877,6 +5055,12 @@ export interface components {
             totalCreditsRemaining: number;
             /** @description The plan's price of one extra credit, in US cents (10, 7.5, 5, 3 or 2); null without a plan. */
             creditOverageRate: number | null;
+            /**
+             * Format: double
+             * @description Overage credits still available in the current billing period: the overage budget
+             *     (`GET /overage-budget`) minus what lead usage past the credits used; 0 without a budget.
+             */
+            overageCreditsRemaining: number;
         };
         /** @description Writable profile fields; only the fields sent change, anything else is ignored. */
         ProfileUpdate: {
@@ -5043,11 +5227,10 @@ export interface components {
             /** @description The recipient's e-mail address. */
             email: components["schemas"]["RecipientEmail"];
             /**
-             * @description In `split` mode, the part numbers (1 for `_part1`, ...) this recipient gets; null or absent
-             *     to share the unclaimed parts in turn. Not used in `full_copy` mode. A part number above the
-             *     number of parts of a send is skipped.
+             * @description In `split_evenly` mode, this recipient's weight (1-100; absent or null: 1). Not used in
+             *     `full_copy` mode.
              */
-            splitParts?: components["schemas"]["SplitPartNumber"][] | null;
+            splitParts?: components["schemas"]["SplitWeight"] | null;
         };
         /** @description 409: the schedule's regular run is sending it right now; nothing was sent. */
         ScheduleRunInProgressError: {
@@ -5129,9 +5312,9 @@ export interface components {
         SplitMode: "max_rows" | "equal_parts" | "parts_max_rows";
         /**
          * Format: int32
-         * @description The number of one part file of a split export, counted from 1.
+         * @description A recipient's weight in `split_evenly` mode (1-100).
          */
-        SplitPartNumber: number;
+        SplitWeight: number;
         /** @description Result of a subscription cancellation. */
         SubscriptionCancellation: {
             /** @description State of the subscription; it stays `active` or `trialing` until the period ends. */
@@ -5158,12 +5341,16 @@ export interface components {
             companyDescription: string;
             /** @description The product or service it sells, and to whom. */
             productService: string;
-            /** @description The business's website. */
+            /**
+             * @description The business's website (`https://...`, or a bare host name). Its home page is read to
+             *     sharpen the suggestions; when it cannot be read, `websiteAnalysisFailed` is true and the
+             *     suggestions come from the other inputs.
+             */
             companyWebsite?: string;
             /** @description The lead database to suggest categories for; the service uses `other` (the Main database). */
             smbType?: components["schemas"]["DatabaseType"];
-            /** @description Category names to leave out of the suggestions, for example ones already rejected. */
-            excludeCategories?: string[];
+            /** @description Category names to leave out of the suggestions (compared ignoring case), for example ones already rejected. */
+            excludeCategories?: components["schemas"]["CategoryName"][];
         };
         /** @description Request to switch the lead database. */
         SwitchDatabaseRequest: {
@@ -5500,11 +5687,12 @@ export type BlacklistAddResult = components['schemas']['BlacklistAddResult'];
 export type BlacklistEntry = components['schemas']['BlacklistEntry'];
 export type BlacklistEntryInput = components['schemas']['BlacklistEntryInput'];
 export type BlacklistEntryType = components['schemas']['BlacklistEntryType'];
-export type CategorySuggestion = components['schemas']['CategorySuggestion'];
+export type CategoryName = components['schemas']['CategoryName'];
 export type CategorySuggestions = components['schemas']['CategorySuggestions'];
 export type ChargeInProgressError = components['schemas']['ChargeInProgressError'];
 export type ClaimKeyRequest = components['schemas']['ClaimKeyRequest'];
 export type ClaimKeyResult = components['schemas']['ClaimKeyResult'];
+export type CombinedColumnsPosition = components['schemas']['CombinedColumnsPosition'];
 export type ConflictError = components['schemas']['ConflictError'];
 export type ConnectIntegrationRequest = components['schemas']['ConnectIntegrationRequest'];
 export type ConnectIntegrationResult = components['schemas']['ConnectIntegrationResult'];
@@ -5551,14 +5739,20 @@ export type EmailScheduleCreate = components['schemas']['EmailScheduleCreate'];
 export type EmailScheduleSentData = components['schemas']['EmailScheduleSentData'];
 export type EmailScheduleSentEvent = components['schemas']['EmailScheduleSentEvent'];
 export type EmailScheduleUpdate = components['schemas']['EmailScheduleUpdate'];
+export type EnrichmentAccepted = components['schemas']['EnrichmentAccepted'];
 export type EnrichmentContactType = components['schemas']['EnrichmentContactType'];
 export type EnrichmentCredits = components['schemas']['EnrichmentCredits'];
+export type EnrichmentDatabaseCounts = components['schemas']['EnrichmentDatabaseCounts'];
 export type EnrichmentDownload = components['schemas']['EnrichmentDownload'];
+export type EnrichmentLiveCounts = components['schemas']['EnrichmentLiveCounts'];
+export type EnrichmentNotReadyError = components['schemas']['EnrichmentNotReadyError'];
+export type EnrichmentPayloadTooLargeError = components['schemas']['EnrichmentPayloadTooLargeError'];
 export type EnrichmentRequest = components['schemas']['EnrichmentRequest'];
-export type EnrichmentRowCounts = components['schemas']['EnrichmentRowCounts'];
+export type EnrichmentResult = components['schemas']['EnrichmentResult'];
 export type EnrichmentRowStatus = components['schemas']['EnrichmentRowStatus'];
 export type EnrichmentRun = components['schemas']['EnrichmentRun'];
 export type EnrichmentRunStatus = components['schemas']['EnrichmentRunStatus'];
+export type EnrichmentUrlCounts = components['schemas']['EnrichmentUrlCounts'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
 export type ErrorRateLimitHeaders = components['schemas']['ErrorRateLimitHeaders'];
 export type ExportCompletedData = components['schemas']['ExportCompletedData'];
@@ -5607,6 +5801,7 @@ export type IntegrationTestRequest = components['schemas']['IntegrationTestReque
 export type IntegrationUpdate = components['schemas']['IntegrationUpdate'];
 export type InternalError = components['schemas']['InternalError'];
 export type IntervalUnit = components['schemas']['IntervalUnit'];
+export type IntervalValue = components['schemas']['IntervalValue'];
 export type InvalidEmailError = components['schemas']['InvalidEmailError'];
 export type InvalidPlanError = components['schemas']['InvalidPlanError'];
 export type InvalidRequestError = components['schemas']['InvalidRequestError'];
@@ -5621,7 +5816,7 @@ export type JobResultExpiredError = components['schemas']['JobResultExpiredError
 export type JobResultHeaders = components['schemas']['JobResultHeaders'];
 export type JobTimeoutError = components['schemas']['JobTimeoutError'];
 export type KeywordGeneration = components['schemas']['KeywordGeneration'];
-export type KeywordGenerationStarted = components['schemas']['KeywordGenerationStarted'];
+export type KeywordGenerationAccepted = components['schemas']['KeywordGenerationAccepted'];
 export type KeywordGenerationStatus = components['schemas']['KeywordGenerationStatus'];
 export type KeywordList = components['schemas']['KeywordList'];
 export type KeywordListInput = components['schemas']['KeywordListInput'];
@@ -5654,6 +5849,7 @@ export type LeadSearchResult = components['schemas']['LeadSearchResult'];
 export type LeadSummary = components['schemas']['LeadSummary'];
 export type LeadSummarySource = components['schemas']['LeadSummarySource'];
 export type LeadUpdatedEvent = components['schemas']['LeadUpdatedEvent'];
+export type MaxLeadsPerEmail = components['schemas']['MaxLeadsPerEmail'];
 export type NotFoundError = components['schemas']['NotFoundError'];
 export type OffsetPage = components['schemas']['OffsetPage'];
 export type OverageBudget = components['schemas']['OverageBudget'];
@@ -5661,10 +5857,12 @@ export type OverageBudgetType = components['schemas']['OverageBudgetType'];
 export type OverageBudgetUpdate = components['schemas']['OverageBudgetUpdate'];
 export type OwnLeadData = components['schemas']['OwnLeadData'];
 export type PaymentDeclinedError = components['schemas']['PaymentDeclinedError'];
+export type PaymentFailedError = components['schemas']['PaymentFailedError'];
 export type PaymentUnavailableError = components['schemas']['PaymentUnavailableError'];
 export type Plan = components['schemas']['Plan'];
 export type PlanChange = components['schemas']['PlanChange'];
 export type PlanChangeInProgressError = components['schemas']['PlanChangeInProgressError'];
+export type PlanChangeKind = components['schemas']['PlanChangeKind'];
 export type PlanChangeMode = components['schemas']['PlanChangeMode'];
 export type PlanChangeRequest = components['schemas']['PlanChangeRequest'];
 export type PlanRetiredError = components['schemas']['PlanRetiredError'];
@@ -5693,7 +5891,7 @@ export type ServiceUnavailableError = components['schemas']['ServiceUnavailableE
 export type SmbField = components['schemas']['SmbField'];
 export type SortOrder = components['schemas']['SortOrder'];
 export type SplitMode = components['schemas']['SplitMode'];
-export type SplitPartNumber = components['schemas']['SplitPartNumber'];
+export type SplitWeight = components['schemas']['SplitWeight'];
 export type SubscriptionCancellation = components['schemas']['SubscriptionCancellation'];
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
 export type SuggestCategoriesRequest = components['schemas']['SuggestCategoriesRequest'];
@@ -5762,7 +5960,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description 202 with `{data: ...}`: the keyword generation runs in the background. */
+            /** @description 202 with `{data: {message, status}}`: keywords are generated in the background. */
             202: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
@@ -5776,7 +5974,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @description The accepted generation. */
-                        data: components["schemas"]["KeywordGenerationStarted"];
+                        data: components["schemas"]["KeywordGenerationAccepted"];
                     };
                 };
             };
@@ -5855,21 +6053,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
-                };
-            };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
-            503: {
-                headers: {
-                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description When the current window resets (ISO 8601 date-time). */
-                    "X-RateLimit-Reset"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
                 };
             };
         };
@@ -6169,21 +6352,21 @@ export interface operations {
                     "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -6842,7 +7025,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -6959,7 +7142,7 @@ export interface operations {
     listEnrichments: {
         parameters: {
             query?: {
-                /** @description Page size, 1-200; default 50. */
+                /** @description Page size, 1-100; default 25. */
                 limit?: number;
                 /** @description Number of runs to skip; default 0. */
                 offset?: number;
@@ -7095,8 +7278,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description 201 with `{data: T}` and the rate-limit headers. */
-            201: {
+            /** @description 202: the run was accepted and starts in the background. */
+            202: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit": number;
@@ -7108,8 +7291,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["EnrichmentRun"];
+                        /** @description The new run. */
+                        data: components["schemas"]["EnrichmentAccepted"];
                     };
                 };
             };
@@ -7156,6 +7339,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 413: the request body is larger than 32 MB. */
+            413: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrichmentPayloadTooLargeError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -7358,7 +7556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -7404,6 +7602,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description 409: the run's result file is not published yet (or the run failed). */
+            409: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrichmentNotReadyError"];
+                };
+            };
+            /** @description 410: the export file has expired or is no longer available. */
+            410: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileUnavailableError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -9480,11 +9708,14 @@ export interface operations {
     };
     integrationOAuthCallback: {
         parameters: {
-            query: {
+            query?: {
                 /** @description The authorization code issued by the CRM; absent when the user refused. */
                 code?: string;
-                /** @description The signed value issued at connect, identifying the account and the provider; valid for 10 minutes. */
-                state: string;
+                /**
+                 * @description The value issued at connect, identifying the account, the API key and the provider; single
+                 *     use, valid for 10 minutes. Missing: the 400 page.
+                 */
+                state?: string;
                 /** @description The CRM's error code when authorization failed, for example `access_denied`. */
                 error?: string;
                 /** @description The CRM's explanation of the error, when it gives one. */
@@ -9508,10 +9739,17 @@ export interface operations {
             /** @description 400: the HTML page shown when `state` is missing, forged or expired; nothing was connected. */
             400: {
                 headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "text/html": string;
+                    "application/json": components["schemas"]["ValidationError"];
                 };
             };
             /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
@@ -14819,8 +15057,8 @@ export interface operations {
             };
         };
         responses: {
-            /** @description 200 with `{data: T}` and the rate-limit headers. */
-            200: {
+            /** @description 201 with `{data: T}` and the rate-limit headers. */
+            201: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit": number;
@@ -14832,7 +15070,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        /** @description The result. */
+                        /** @description The created resource. */
                         data: components["schemas"]["PurchaseResult"];
                     };
                 };
@@ -14943,7 +15181,14 @@ export interface operations {
     purchaseCredits: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the purchase safe to repeat: 8-64 letters, digits, `_` or `-`. A repeat with the same
+                 *     key within 24 hours answers the first answer and charges nothing; the same key with another
+                 *     `creditCount` gives 409 `idempotency_key_reused`.
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -15029,6 +15274,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 409: the Idempotency-Key was already used with a different request on this endpoint. */
+            409: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdempotencyKeyReusedError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -15505,7 +15765,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentDeclinedError"];
+                    "application/json": components["schemas"]["PaymentDeclinedError"] | components["schemas"]["PaymentFailedError"];
                 };
             };
             /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
@@ -15660,6 +15920,7 @@ export const alreadySubscribedErrorErrorValues: ReadonlyArray<FlattenedDeepRequi
 export const badRequestErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BadRequestError"]["error"]> = ["bad_request"];
 export const blacklistEntryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BlacklistEntryType"]> = ["domain"];
 export const chargeInProgressErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChargeInProgressError"]["error"]> = ["charge_in_progress"];
+export const combinedColumnsPositionValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CombinedColumnsPosition"]> = ["beginning", "end"];
 export const conflictErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ConflictError"]["error"]> = ["conflict"];
 export const creditLowBalanceEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CreditLowBalanceEvent"]["type"]> = ["credit.low_balance"];
 export const crmEnvironmentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["CrmEnvironment"]> = ["production", "sandbox"];
@@ -15669,11 +15930,14 @@ export const crmProviderIdValues: ReadonlyArray<FlattenedDeepRequired<components
 export const databaseTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DatabaseType"]> = ["other", "home_improvement"];
 export const deliveryRetryQueuedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DeliveryRetryQueued"]["status"]> = ["queued"];
 export const disposableEmailErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DisposableEmailError"]["error"]> = ["disposable_email"];
-export const distributionModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DistributionMode"]> = ["full_copy", "split"];
+export const distributionModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["DistributionMode"]> = ["full_copy", "split_evenly"];
 export const emailScheduleSentEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EmailScheduleSentEvent"]["type"]> = ["email_schedule.sent"];
+export const enrichmentAcceptedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentAccepted"]["status"]> = ["queued"];
 export const enrichmentContactTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentContactType"]> = ["phone", "email", "either"];
+export const enrichmentNotReadyErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentNotReadyError"]["error"]> = ["result_not_ready"];
+export const enrichmentPayloadTooLargeErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentPayloadTooLargeError"]["error"]> = ["payload_too_large"];
 export const enrichmentRowStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentRowStatus"]> = ["matched_paid", "scraped", "matched_free", "scrape_failed", "skipped_db_budget", "skipped_scrape_budget", "matched_no_contact", "scraped_no_contact", "skipped_invalid"];
-export const enrichmentRunStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentRunStatus"]> = ["queued", "running", "completed", "partial", "failed"];
+export const enrichmentRunStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentRunStatus"]> = ["queued", "matching", "scraping", "merging", "delivering", "completed", "partial", "failed"];
 export const exportCompletedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedEvent"]["type"]> = ["export.completed"];
 export const exportCompletedFileTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedFileType"]> = ["csv", "json", "xlsx"];
 export const exportCompletedMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedMethod"]> = ["dashboard", "api", "email_schedule"];
@@ -15697,7 +15961,7 @@ export const integrationSendStatusValues: ReadonlyArray<FlattenedDeepRequired<co
 export const integrationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationStatus"]> = ["connected", "disabled", "needs_attention"];
 export const integrationTestEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntegrationTestEventType"]> = ["lead.created", "export.leads"];
 export const internalErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InternalError"]["error"]> = ["internal_error"];
-export const intervalUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntervalUnit"]> = ["hours", "days", "weeks", "months"];
+export const intervalUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["IntervalUnit"]> = ["hours", "days"];
 export const invalidEmailErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvalidEmailError"]["error"]> = ["invalid_email"];
 export const invalidPlanErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvalidPlanError"]["error"]> = ["invalid_plan"];
 export const invalidRequestErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["InvalidRequestError"]["error"]> = ["invalid_request"];
@@ -15707,7 +15971,8 @@ export const jobKindAnyOf1Values: ReadonlyArray<FlattenedDeepRequired<components
 export const jobNotFoundErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["JobNotFoundError"]["error"]> = ["job_not_found"];
 export const jobResultExpiredErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["JobResultExpiredError"]["error"]> = ["job_result_expired"];
 export const jobTimeoutErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["JobTimeoutError"]["error"]> = ["job_timeout"];
-export const keywordGenerationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordGenerationStatus"]> = ["queued", "running", "completed", "failed"];
+export const keywordGenerationAcceptedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordGenerationAccepted"]["status"]> = ["pending", "running"];
+export const keywordGenerationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordGenerationStatus"]> = ["pending", "running", "completed", "failed"];
 export const keywordListTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordListType"]> = ["positive", "negative"];
 export const leadCreatedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadCreatedEvent"]["type"]> = ["lead.created"];
 export const leadCreatedOwnDataSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadCreatedOwnData"]["source"]> = ["manual_push"];
@@ -15719,10 +15984,12 @@ export const leadUpdatedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<com
 export const notFoundErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NotFoundError"]["error"]> = ["not_found"];
 export const overageBudgetTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["OverageBudgetType"]> = ["dollars", "credits"];
 export const paymentDeclinedErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentDeclinedError"]["error"]> = ["payment_declined"];
+export const paymentFailedErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentFailedError"]["error"]> = ["payment_failed"];
 export const paymentUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PaymentUnavailableError"]["error"]> = ["payment_unavailable"];
 export const planValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Plan"]> = ["starter", "growth", "scale", "platinum", "enterprise"];
 export const planChangeInProgressErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanChangeInProgressError"]["error"]> = ["plan_change_in_progress"];
-export const planChangeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanChangeMode"]> = ["immediate", "at_renewal"];
+export const planChangeKindValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanChangeKind"]> = ["upgrade", "downgrade", "trial_switch", "trial_activation"];
+export const planChangeModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanChangeMode"]> = ["switch_trial", "activate_now"];
 export const planRetiredErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["PlanRetiredError"]["error"]> = ["plan_retired"];
 export const providerErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProviderError"]["error"]> = ["provider_error"];
 export const providerUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProviderUnavailableError"]["error"]> = ["provider_unavailable"];

@@ -33,6 +33,112 @@ export interface Config {
   smtpUrl: string | undefined;
   /** The `From` of every mail the service sends. */
   mailFrom: string;
+  /** Payment processor (Stripe) secret key (never logged); unset: the money endpoints answer 503. */
+  stripeSecretKey: string | undefined;
+  /** Signing secret of the payment processor's webhook (`whsec_...`, never logged). */
+  stripeWebhookSecret: string | undefined;
+  /** Base URL of the payment processor's API (`http://127.0.0.1:port` in tests); unset: Stripe's own. */
+  stripeApiBase: string | undefined;
+  /** The AI helpers' chat model (`AI_MODEL` set); unset: their built-in back end, no network. */
+  aiModel: AiModelConfig | undefined;
+  /** The CRM providers configured for this deployment and the key of their tokens at rest. */
+  crm: CrmConfig;
+}
+
+/** One CRM's OAuth client and the base URLs of its API and OAuth pages (README, "Configuration"). */
+export interface CrmClientConfig {
+  /** `CRM_<ID>_CLIENT_ID`. */
+  clientId: string;
+  /** `CRM_<ID>_CLIENT_SECRET` (never logged). */
+  clientSecret: string;
+  /** Base of the CRM's API (`crm_deals`: its OAuth server; the API domain comes with each token). */
+  apiBase: string;
+  /** Base of the CRM's authorization page and token endpoint. */
+  authBase: string;
+  /** `crm_leads` only: base of the sandbox login (authorization and token endpoint). */
+  sandboxAuthBase?: string;
+}
+
+/** The CRMs: each is available only when its client id and secret are set. */
+export interface CrmConfig {
+  contacts: CrmClientConfig | undefined;
+  leads: CrmClientConfig | undefined;
+  deals: CrmClientConfig | undefined;
+  /** AES-256 keys of stored CRM tokens (`CRM_TOKEN_KEY`, then `CRM_TOKEN_KEYS_PREVIOUS`); the first encrypts. */
+  tokenKeys: Buffer[];
+}
+
+function crmClientFrom(
+  env: NodeJS.ProcessEnv,
+  id: "CONTACTS" | "LEADS" | "DEALS",
+  defaults: { apiBase: string; authBase: string; sandboxAuthBase?: string },
+): CrmClientConfig | undefined {
+  const clientId = env[`CRM_${id}_CLIENT_ID`] || undefined;
+  const clientSecret = env[`CRM_${id}_CLIENT_SECRET`] || undefined;
+  if (!clientId && !clientSecret) return undefined;
+  if (!clientId || !clientSecret)
+    throw new Error(`CRM_${id}_CLIENT_ID and CRM_${id}_CLIENT_SECRET go together`);
+  const base = (name: string, fallback: string) => (env[name] || fallback).replace(/\/+$/, "");
+  return {
+    clientId,
+    clientSecret,
+    apiBase: base(`CRM_${id}_API_BASE`, defaults.apiBase),
+    authBase: base(`CRM_${id}_AUTH_BASE`, defaults.authBase),
+    ...(defaults.sandboxAuthBase
+      ? { sandboxAuthBase: base(`CRM_${id}_SANDBOX_AUTH_BASE`, defaults.sandboxAuthBase) }
+      : {}),
+  };
+}
+
+/** A 32-byte key given as base64 or 64 hex digits. */
+function tokenKeyFrom(name: string, raw: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, "hex") : Buffer.from(raw, "base64");
+  if (key.length !== 32) throw new Error(`${name} must be 32 bytes, as base64 or 64 hex digits`);
+  return key;
+}
+
+function crmFrom(env: NodeJS.ProcessEnv): CrmConfig {
+  const crm: CrmConfig = {
+    contacts: crmClientFrom(env, "CONTACTS", {
+      apiBase: "https://api.hubapi.com",
+      authBase: "https://app.hubspot.com",
+    }),
+    leads: crmClientFrom(env, "LEADS", {
+      apiBase: "https://login.salesforce.com",
+      authBase: "https://login.salesforce.com",
+      sandboxAuthBase: "https://test.salesforce.com",
+    }),
+    deals: crmClientFrom(env, "DEALS", {
+      apiBase: "https://api.pipedrive.com",
+      authBase: "https://oauth.pipedrive.com",
+    }),
+    tokenKeys: [],
+  };
+  const current = env.CRM_TOKEN_KEY?.trim();
+  if (current) {
+    crm.tokenKeys.push(tokenKeyFrom("CRM_TOKEN_KEY", current));
+    for (const old of (env.CRM_TOKEN_KEYS_PREVIOUS ?? "").split(",").map((k) => k.trim())) {
+      if (old) crm.tokenKeys.push(tokenKeyFrom("CRM_TOKEN_KEYS_PREVIOUS", old));
+    }
+  }
+  if ((crm.contacts || crm.leads || crm.deals) && crm.tokenKeys.length === 0) {
+    throw new Error("CRM_TOKEN_KEY is required when a CRM client is configured");
+  }
+  return crm;
+}
+
+/** The OpenAI-compatible chat model of the AI helpers (README, "Configuration"). */
+export interface AiModelConfig {
+  /** Base URL of the Chat Completions API (`AI_BASE_URL`, default OpenAI's). */
+  baseUrl: string;
+  /** `AI_API_KEY` (never logged); local servers (Ollama, vLLM) may need none. */
+  apiKey: string | undefined;
+  /** `AI_MODEL`, the model name the server knows. */
+  model: string;
+  /** Time limit of one model call (`AI_TIMEOUT_SECONDS`, default 30). */
+  timeoutMs: number;
+  /** Most tokens one answer may use (`AI_MAX_TOKENS`, default 1,500). */
+  maxTokens: number;
 }
 
 /** A number from the environment, within 0..max (whole when `integer`); `fallback` when unset. */
@@ -57,6 +163,22 @@ function roleFrom(raw: string | undefined): Role {
     throw new Error(`ROLE must be all, api or worker (got ${role})`);
   }
   return role;
+}
+
+/** The AI model when `AI_MODEL` is set; `AI_BASE_URL` or `AI_API_KEY` without it is a mistake. */
+function aiModelFrom(env: NodeJS.ProcessEnv): AiModelConfig | undefined {
+  const model = env.AI_MODEL?.trim();
+  if (!model) {
+    if (env.AI_BASE_URL || env.AI_API_KEY) throw new Error("AI_BASE_URL and AI_API_KEY need AI_MODEL");
+    return undefined;
+  }
+  return {
+    baseUrl: (env.AI_BASE_URL || "https://api.openai.com/v1").replace(/\/+$/, ""),
+    apiKey: env.AI_API_KEY || undefined,
+    model,
+    timeoutMs: numberFrom(env, "AI_TIMEOUT_SECONDS", 30, { max: 600, integer: false }) * 1000,
+    maxTokens: numberFrom(env, "AI_MAX_TOKENS", 1500, { max: 100_000, integer: true }),
+  };
 }
 
 /**
@@ -86,5 +208,10 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     outboundAllowPrivate: env.OUTBOUND_ALLOW_PRIVATE === "true",
     smtpUrl: env.SMTP_URL || undefined,
     mailFrom: env.MAIL_FROM || "Lead Service <no-reply@localhost>",
+    stripeSecretKey: env.STRIPE_SECRET_KEY || undefined,
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+    stripeApiBase: env.STRIPE_API_BASE || undefined,
+    aiModel: aiModelFrom(env),
+    crm: crmFrom(env),
   };
 }

@@ -15,7 +15,9 @@ import { JobsRuntime } from "./jobs/runtime.js";
 import { KeyCache } from "./auth/key-cache.js";
 import { SchemaTypesCache } from "./leads/schema-types.js";
 import { NotificationListener } from "./db/notifications.js";
-import { Outbound } from "./outbound/index.js";
+import { closePageAgent, Outbound } from "./outbound/index.js";
+import { createAiEngine } from "./ai/services.js";
+import { processorFromConfig } from "./billing/processor.js";
 
 /** What a process has started, in start order; shutdown stops it in reverse. */
 const started: { name: string; stop: () => Promise<unknown> }[] = [];
@@ -75,7 +77,13 @@ async function main(): Promise<void> {
   await jobs.ensureQueue();
   started.push({ name: "job notifications", stop: () => jobs.close() });
   const outbound = new Outbound({ allowPrivate: config.outboundAllowPrivate });
-  started.push({ name: "outbound", stop: async () => outbound.close() });
+  started.push({
+    name: "outbound",
+    stop: async () => {
+      outbound.close();
+      await closePageAgent(outbound);
+    },
+  });
 
   if (config.role !== "worker") {
     const counterPool = createCounterPool(location.url);
@@ -120,7 +128,18 @@ async function main(): Promise<void> {
       logger,
     });
     started.push({ name: "mailer", stop: async () => mailer.close() });
-    const runner = await startWorker(pool, logger, { db, storage, signingSecret, mailer, outbound });
+    const aiEngine = createAiEngine(db, config.aiModel);
+    const runner = await startWorker(pool, logger, {
+      db,
+      storage,
+      signingSecret,
+      mailer,
+      outbound,
+      aiEngine,
+      publicBaseUrl: config.publicBaseUrl,
+      payments: processorFromConfig(config),
+      crm: config.crm,
+    });
     started.push({ name: "worker", stop: () => runner.stop() });
   }
   starting = false;

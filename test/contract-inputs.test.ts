@@ -1,16 +1,31 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Config } from "../src/config.js";
 import { createApiKey } from "../src/auth/service.js";
 import type { OperationId } from "../src/http/contract.js";
 import { loadSpec, type SpecOperation } from "../src/http/spec.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 import { NOT_BUILT_YET } from "./helpers/not-built.js";
+import { startStripeServer, type TestStripe } from "./helpers/stripe-server.js";
 
 // No query, path, body or header value of any built operation may produce a 5xx, and every error
 // answer must use a code the operation declares for its status (test/setup.ts fails a test whose
 // answers broke the contract: src/http/error-handler.ts reports undeclared codes).
 
-const t = useTestApp();
+// Payments configured against a local Stripe server, so the money endpoints are probed past their
+// 503 `payment_unavailable` of an unconfigured deployment (test/billing-unconfigured.test.ts).
+const payments: Partial<Config> = {};
+let stripe: TestStripe | undefined;
+beforeAll(async () => {
+  stripe = await startStripeServer();
+  Object.assign(payments, {
+    stripeSecretKey: stripe.secretKey,
+    stripeWebhookSecret: stripe.webhookSecret,
+    stripeApiBase: stripe.apiBase,
+  });
+});
+afterAll(() => stripe?.close());
+const t = useTestApp(payments);
 const spec = loadSpec();
 
 /** Raw (already URL-encoded where needed) values for a query or path parameter. */

@@ -673,7 +673,7 @@ describe("the PATCH conflict rule", () => {
    * pool: inside a transaction pg_stat_activity is a snapshot).
    */
   async function waitUntilBlocked(prefix: string) {
-    for (let i = 0; i < 500; i += 1) {
+    for (let i = 0; i < 3_000; i += 1) {
       const { rows } = await t.ctx.pool.query<{ n: string }>(
         `select count(*) as n from pg_stat_activity
          where wait_event_type = 'Lock' and starts_with(query, $1)`,

@@ -4,8 +4,13 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
-import { createDatabase, migrateToLatest } from "../../src/db/database.js";
+import { runMigrations } from "graphile-worker";
+import { createAccountWithKey } from "../../src/accounts/service.js";
+import { workerLogger } from "../../src/jobs/runtime.js";
+import { createLogger } from "../../src/lib/logger.js";
+import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
 import { generateLeads } from "../../src/leads/import/generate.js";
+import { sendImportLiveUpdates } from "../../src/leads/import/live-updates.js";
 import { writeNdjsonFile } from "../../src/leads/import/ndjson-file.js";
 
 const LINES = Number(process.env.BENCH_IMPORT_LINES ?? 1_000_000);
@@ -14,6 +19,10 @@ const BATCH_SIZE = process.env.BENCH_IMPORT_BATCH_SIZE ?? "1000";
 /** Also time a second import of the same file (every line an update). */
 const REIMPORT = process.env.BENCH_IMPORT_REIMPORT === "1";
 const SEED = 20261122;
+/** Live updates (issue 13): accounts holding imported leads, each subscribed to `lead.updated`. */
+const LIVE = process.env.BENCH_IMPORT_LIVE !== "0";
+const LIVE_ACCOUNTS = Number(process.env.BENCH_IMPORT_LIVE_ACCOUNTS ?? 20);
+const LIVE_LEADS_PER_ACCOUNT = Number(process.env.BENCH_IMPORT_LIVE_LEADS ?? 10_000);
 
 /** Peak resident memory (VmHWM) of a running process, in MB; undefined once it is gone. */
 function peakRssMb(pid: number): number | undefined {
@@ -83,6 +92,7 @@ export async function benchImport(databaseUrl: string): Promise<Record<string, u
 
     const first = await timeImport(target.url, file);
     const second = REIMPORT ? await timeImport(target.url, file) : undefined;
+    const live = LIVE ? await benchLiveUpdates(db, target.url, dir, file) : undefined;
     const size = await sql<{ table: string; indexes: string; rows: number }>`
       select pg_size_pretty(pg_table_size('leads')) as table,
              pg_size_pretty(pg_indexes_size('leads')) as indexes,
@@ -96,6 +106,7 @@ export async function benchImport(databaseUrl: string): Promise<Record<string, u
       batchSize: Number(BATCH_SIZE),
       import: first,
       ...(second ? { reimport: second } : {}),
+      ...(live ? { liveUpdates: live } : {}),
       leadsIndexes: indexes.rows.map((r) => r.indexname),
       leadsTable: size.rows[0],
       goal: "import of 1,000,000 lines in at most 180 s, peak RSS independent of the file size",
@@ -104,4 +115,109 @@ export async function benchImport(databaseUrl: string): Promise<Record<string, u
     rmSync(dir, { recursive: true, force: true });
     await target.drop();
   }
+}
+
+/** Every generated lead with another primary phone: re-importing it changes every lead. */
+function* withNewPhones(lines: number): Generator<Record<string, unknown>> {
+  for (const lead of generateLeads(lines, SEED)) {
+    yield { ...(lead as Record<string, unknown>), phone: "(512) 555-0000" };
+  }
+}
+
+/**
+ * The cost of live updates: `LIVE_ACCOUNTS` accounts each hold `LIVE_LEADS_PER_ACCOUNT` of the
+ * imported leads and subscribe to `lead.updated` on a connected webhook. A re-import that changes
+ * every lead is timed with those subscriptions active (one `lead.updated` per held lead, written
+ * as one outbox row per account) and, changing every lead back, with them inactive (the lookup of
+ * holders still runs and finds nobody). Goal: the first at most 20% slower than the second. The
+ * prior-version lookup every batch now makes is timed on its own too (run alone, sequentially: an
+ * upper bound of what it adds to the import, where it runs beside the writes).
+ */
+async function benchLiveUpdates(
+  db: Db,
+  url: string,
+  dir: string,
+  originalFile: string,
+): Promise<Record<string, unknown>> {
+  // The outbox queues the dispatch as a graphile-worker job: its schema, as a worker installs it.
+  await runMigrations({ connectionString: url, logger: workerLogger(createLogger("warn")) });
+  const changedFile = join(dir, "changed.ndjson");
+  await writeNdjsonFile(changedFile, withNewPhones(LINES));
+  const accounts: number[] = [];
+  for (let i = 0; i < LIVE_ACCOUNTS; i += 1) {
+    const { accountId } = await createAccountWithKey(db, { email: `live${i}@bench.example`, plan: "growth" });
+    accounts.push(accountId);
+    await sql`
+      with i as (
+        insert into integrations (account_id, provider, display_name, target_url, signing_secret)
+        values (${accountId}, 'generic_webhook', 'Bench', 'https://hooks.bench.example/in', 'secret')
+        returning id)
+      insert into integration_subscriptions (integration_id, account_id, event_type)
+      select id, ${accountId}, 'lead.updated' from i`.execute(db);
+    // Held leads: every LIVE_ACCOUNTS-th lead, shifted per account, at the version delivered.
+    await sql`
+      insert into lead_export_history (account_id, lead_id, exported_at, export_method, lead_version, lead_last_updated)
+      select ${accountId}, id, now(), 'api', version, last_updated from leads
+      where id % ${LIVE_ACCOUNTS} = ${i} order by id limit ${LIVE_LEADS_PER_ACCOUNT}`.execute(db);
+  }
+  const held = await sql<{ n: number }>`select count(*)::int as n from lead_export_history`.execute(db);
+
+  const withSubscribers = await timeImport(url, changedFile);
+  const events = await sql<{ rows: number; leads: number }>`
+    select count(*)::int as rows, coalesce(sum(jsonb_array_length(lead_refs -> 'leads')), 0)::int as leads
+    from event_outbox where event_type = 'lead.updated'`.execute(db);
+  await sql`delete from event_outbox`.execute(db);
+  await sql`update integration_subscriptions set is_active = false`.execute(db);
+  // The entries name the current versions again, as before the first re-import: both re-imports
+  // keep the 200,000 replaced versions the entries name (src/leads/versions.ts), so they differ
+  // only in the live updates.
+  await sql`update lead_export_history h set lead_version = l.version from leads l where l.id = h.lead_id`.execute(
+    db,
+  );
+  const withoutSubscribers = await timeImport(url, originalFile);
+
+  const ids = await sql<{
+    external_id: string;
+  }>`select external_id from leads where external_id is not null`.execute(db);
+  const all = ids.rows.map((r) => r.external_id);
+  const lookupStart = performance.now();
+  for (let at = 0; at < all.length; at += Number(BATCH_SIZE)) {
+    await sql`select id, version from leads where external_id = any(cast(${all.slice(at, at + Number(BATCH_SIZE))} as text[]))`.execute(
+      db,
+    );
+  }
+  const priorLookupSeconds = (performance.now() - lookupStart) / 1000;
+
+  // The live-update step alone, in process, for every lead changed (as after the first re-import):
+  // the lookup of holders and one outbox row per account. Less noisy than the difference of two
+  // whole imports on a shared machine.
+  await sql`update integration_subscriptions set is_active = true`.execute(db);
+  const changed = await sql<{
+    id: number;
+    version: number;
+  }>`select id, version from leads order by id`.execute(db);
+  const sendStart = performance.now();
+  const sent = await sendImportLiveUpdates(db, {
+    ids: changed.rows.map((r) => r.id),
+    versions: changed.rows.map((r) => r.version),
+  });
+  const liveUpdateSeconds = (performance.now() - sendStart) / 1000;
+  await sql`delete from event_outbox`.execute(db);
+
+  const slowdown = (Number(withSubscribers.seconds) / Number(withoutSubscribers.seconds) - 1) * 100;
+  return {
+    accounts: LIVE_ACCOUNTS,
+    heldEntries: held.rows[0]?.n,
+    reimportWithSubscribers: withSubscribers,
+    outbox: events.rows[0],
+    reimportWithoutSubscribers: withoutSubscribers,
+    slowdownPercent: Number(slowdown.toFixed(1)),
+    priorLookupSeconds: Number(priorLookupSeconds.toFixed(1)),
+    liveUpdateStep: { seconds: Number(liveUpdateSeconds.toFixed(1)), events: sent },
+    /** (prior lookups + the live-update step) / the re-import without subscribers. */
+    addedPercentEstimate: Number(
+      (((priorLookupSeconds + liveUpdateSeconds) / Number(withoutSubscribers.seconds)) * 100).toFixed(1),
+    ),
+    goal: "re-import with live updates at most 20% slower than without",
+  };
 }

@@ -1,8 +1,12 @@
+import { benchAi } from "./ai.js";
 import { benchDatabase } from "./lib.js";
+import { benchEnrich } from "./enrich.js";
 import { benchExport } from "./export.js";
 import { benchFiles } from "./files.js";
 import { benchImport } from "./import.js";
 import { benchMe } from "./me.js";
+import { benchRefresh } from "./refresh.js";
+import { benchSchedules } from "./schedules.js";
 import { benchSearch } from "./search.js";
 import { benchWebhooks } from "./webhooks.js";
 
@@ -16,6 +20,10 @@ async function main(): Promise<void> {
     search: benchSearch,
     export: benchExport,
     webhooks: benchWebhooks,
+    ai: benchAi,
+    schedules: benchSchedules,
+    enrich: benchEnrich,
+    refresh: benchRefresh,
   };
   const database = await benchDatabase();
   try {

@@ -1,4 +1,4 @@
-import { fromTenths, spendableTenths } from "../credits/ledger.js";
+import { creditTenths, fromTenths } from "../credits/ledger.js";
 import type { JsonBody } from "../http/contract.js";
 import { PLANS, isPlanId } from "./plans.js";
 import type { AccountWithBalance } from "./service.js";
@@ -29,7 +29,8 @@ export function toProfile({ account, balance }: AccountWithBalance): ProfileBody
     monthlyCreditsUsed: fromTenths(balance.monthlyUsedTenths),
     monthlyCreditsRemaining: fromTenths(balance.monthlyRemainingTenths),
     permanentCredits: fromTenths(balance.permanentTenths),
-    totalCreditsRemaining: fromTenths(spendableTenths(balance)),
+    totalCreditsRemaining: fromTenths(creditTenths(balance)),
     creditOverageRate: plan ? PLANS[plan].creditPriceCents : null,
+    overageCreditsRemaining: fromTenths(balance.overageTenths),
   };
 }

@@ -84,7 +84,7 @@ function accountsWithBalanceQuery(db: Db, ids: number[]) {
       (join) => join.onTrue(),
     )
     .select(ACCOUNT_COLUMNS)
-    .select(["sums.monthlyRemaining", "sums.monthlyUsed", "sums.permanent"])
+    .select(["sums.monthlyRemaining", "sums.monthlyUsed", "sums.permanent", "sums.overage"])
     .where((eb) => eb("accounts.id", "=", eb.fn.any(eb.val(ids))));
 }
 
@@ -234,5 +234,76 @@ export async function setDatabase(db: DbOrTrx, id: number, smbType: string, swit
     .updateTable("accounts")
     .set({ smb_type: smbType, database_switched_at: switchedAt, updated_at: switchedAt })
     .where("id", "=", id)
+    .execute();
+}
+
+/** The subscription side of an account, as billing reads and changes it. */
+export interface SubscriptionState {
+  accountId: number;
+  email: string;
+  plan: string | null;
+  subscriptionStatus: string;
+  trialUsed: boolean;
+  periodStart: Date;
+  periodEnd: Date | null;
+}
+
+/** The account of an e-mail address (case-insensitive, as the unique index), if any. */
+export async function findSubscriptionByEmail(
+  db: DbOrTrx,
+  email: string,
+): Promise<SubscriptionState | undefined> {
+  return subscriptionQuery(db)
+    .where(sql<string>`lower(email)`, "=", email.toLowerCase())
+    .executeTakeFirst();
+}
+
+/** The subscription side of an account; `lock` takes the row lock for the rest of the transaction. */
+export async function findSubscriptionState(
+  db: DbOrTrx,
+  accountId: number,
+  lock = false,
+): Promise<SubscriptionState | undefined> {
+  const query = subscriptionQuery(db).where("id", "=", accountId);
+  return (lock ? query.forNoKeyUpdate() : query).executeTakeFirst();
+}
+
+function subscriptionQuery(db: DbOrTrx) {
+  return db
+    .selectFrom("accounts")
+    .select([
+      "id as accountId",
+      "email",
+      "plan",
+      "subscription_status as subscriptionStatus",
+      "trial_used as trialUsed",
+      "period_start as periodStart",
+      "period_end as periodEnd",
+    ]);
+}
+
+/** Sets the fields of the subscription given (plan, status, billing period, trial used). */
+export async function setSubscriptionState(
+  db: DbOrTrx,
+  accountId: number,
+  changes: {
+    plan?: string;
+    subscriptionStatus?: string;
+    trialUsed?: boolean;
+    periodStart?: Date;
+    periodEnd?: Date | null;
+  },
+): Promise<void> {
+  await db
+    .updateTable("accounts")
+    .set({
+      ...(changes.plan !== undefined && { plan: changes.plan }),
+      ...(changes.subscriptionStatus !== undefined && { subscription_status: changes.subscriptionStatus }),
+      ...(changes.trialUsed !== undefined && { trial_used: changes.trialUsed }),
+      ...(changes.periodStart !== undefined && { period_start: changes.periodStart }),
+      ...(changes.periodEnd !== undefined && { period_end: changes.periodEnd }),
+      updated_at: new Date(),
+    })
+    .where("id", "=", accountId)
     .execute();
 }

@@ -7,10 +7,12 @@ import type { OperationHandlers } from "../http/contract.js";
 import { contractViolations, type ContractViolation } from "../http/contract-violations.js";
 import { dispatchOperations, refuseNotBuilt } from "../http/dispatch.js";
 import { errorHandler } from "../http/error-handler.js";
-import { markArrival, matchOperation } from "../http/request-state.js";
+import { keepRawBody, markArrival, matchedOf, matchOperation } from "../http/request-state.js";
 import { loadSpec } from "../http/spec.js";
 import { contractValidator } from "../http/validator.js";
 import { normalizeSearchQuery } from "../leads/search/query-encoding.js";
+import type { OpenApiDocument } from "../mcp/input-schema.js";
+import { mcpRoutes } from "../mcp/route.js";
 import { rateLimit } from "../rate-limit/middleware.js";
 import { contractDocumentRoutes } from "../system/routes.js";
 import type { AppContext } from "./context.js";
@@ -18,6 +20,8 @@ import { operationHandlers } from "./handlers.js";
 
 /** Largest JSON body accepted (an enrichment of 100,000 URLs fits). */
 const JSON_LIMIT = "25mb";
+/** Largest body of `POST /enrichments`. */
+const ENRICHMENT_JSON_LIMIT = "32mb";
 
 /** Options of an app built for tests. */
 export interface AppOptions {
@@ -68,11 +72,28 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
     ? (violation: ContractViolation) => void contractViolations.push(violation)
     : undefined;
   app.use(contractDocumentRoutes(spec));
+  // The MCP server (not a contract operation): its tool calls come back to this process over HTTP.
+  app.use(
+    mcpRoutes({
+      db: ctx.db,
+      keyCache: ctx.keyCache,
+      rateLimits: ctx.rateLimits,
+      logger: ctx.logger,
+      routes: spec.routes,
+      document: spec.document as OpenApiDocument,
+    }),
+  );
   app.use(matchOperation(spec.routes));
   app.use(authenticateKey(ctx.db, ctx.keyCache));
   app.use(rateLimit(ctx.rateLimits));
   app.use(refuseNotBuilt(handlers));
-  app.use(express.json({ limit: JSON_LIMIT }));
+  // The payment processor's webhook is verified over its raw bytes.
+  const json = express.json({ limit: JSON_LIMIT, verify: keepRawBody(["receivePaymentWebhook"]) });
+  // POST /enrichments takes up to 32 MB (100,000 URLs with paths); every other body the limit above.
+  const enrichmentJson = express.json({ limit: ENRICHMENT_JSON_LIMIT });
+  app.use((req, res, next) =>
+    (matchedOf(res)?.operation.operationId === "createEnrichment" ? enrichmentJson : json)(req, res, next),
+  );
   // Search terms may arrive with raw reserved characters the validator refuses (see the function).
   app.use(normalizeSearchQuery);
   app.use(contractValidator(spec.document, ctx.logger, reportViolation));

@@ -1,11 +1,16 @@
 import { profileHandlers } from "../accounts/handlers.js";
+import { billingHandlers } from "../billing/handlers.js";
+import { aiHandlers } from "../ai/handlers.js";
+import { enrichmentHandlers } from "../enrichments/handlers.js";
 import { exportBlacklistHandlers } from "../export-blacklist/handlers.js";
 import { exportFormatHandlers } from "../export-formats/handlers.js";
 import { exportHistoryHandlers } from "../export-history/handlers.js";
 import { exportHandlers } from "../exports/handlers.js";
+import { emailScheduleHandlers } from "../email-schedules/handlers.js";
 import { filterPresetHandlers } from "../filter-presets/handlers.js";
 import { integrationHandlers } from "../integrations/handlers.js";
 import { deliveryHandlers } from "../integrations/deliveries/handlers.js";
+import { crmHandlers } from "../integrations/crm/handlers.js";
 import { NOT_BUILT, type OperationHandlers } from "../http/contract.js";
 import { jobHandlers } from "../jobs/handlers.js";
 import { keywordListHandlers } from "../keyword-lists/handlers.js";
@@ -26,58 +31,29 @@ export function operationHandlers(ctx: AppContext): OperationHandlers {
   const signer = { signingSecret: ctx.signingSecret, publicBaseUrl: ctx.config.publicBaseUrl };
   return {
     // Not built yet, by the area that will build them. Each answers 501 `not_implemented`.
-    // AI helpers.
-    suggestCategories: NOT_BUILT,
-    generateKeywords: NOT_BUILT,
-    getKeywordStatus: NOT_BUILT,
-    // Purchase and billing.
-    purchase: NOT_BUILT,
-    claimKey: NOT_BUILT,
-    purchaseCredits: NOT_BUILT,
-    getOverageBudget: NOT_BUILT,
-    updateOverageBudget: NOT_BUILT,
-    cancelSubscription: NOT_BUILT,
-    changePlan: NOT_BUILT,
-    receivePaymentWebhook: NOT_BUILT,
-    // E-mail schedules.
-    listEmailSchedules: NOT_BUILT,
-    createEmailSchedule: NOT_BUILT,
-    updateEmailSchedule: NOT_BUILT,
-    deleteEmailSchedule: NOT_BUILT,
-    triggerEmailSchedule: NOT_BUILT,
-    // Enrichments.
-    createEnrichment: NOT_BUILT,
-    listEnrichments: NOT_BUILT,
-    getEnrichment: NOT_BUILT,
-    getEnrichmentDownload: NOT_BUILT,
-    // Lead export history: refresh, re-export, refresh-and-export.
-    refreshLeadExportHistory: NOT_BUILT,
-    reExportLeadExportHistory: NOT_BUILT,
-    refreshAndExportLeadExportHistory: NOT_BUILT,
     // Integrations and events (webhooks), CRM adapters.
-    connectIntegration: NOT_BUILT,
-    integrationOAuthCallback: NOT_BUILT,
-    getIntegrationFieldMapping: NOT_BUILT,
-    updateIntegrationFieldMapping: NOT_BUILT,
-    resetIntegrationFieldMapping: NOT_BUILT,
-    testIntegrationFieldMapping: NOT_BUILT,
     listDealsCrmPipelines: NOT_BUILT,
     getDealsCrmDealFields: NOT_BUILT,
 
     // Built.
     ...systemHandlers(ctx),
+    ...billingHandlers(ctx),
     ...profileHandlers(ctx),
     ...settingsHandlers(ctx),
     ...leadHandlers(ctx),
     ...exportHandlers({ ...ctx, publicBaseUrl: ctx.config.publicBaseUrl }),
+    ...emailScheduleHandlers({ ...ctx, publicBaseUrl: ctx.config.publicBaseUrl }),
     ...jobHandlers(ctx),
     ...filterPresetHandlers(ctx),
     ...integrationHandlers(ctx),
     ...deliveryHandlers(ctx),
+    ...crmHandlers(ctx),
     ...keywordListHandlers(ctx),
+    ...aiHandlers(ctx),
     ...exportBlacklistHandlers(ctx),
     ...leadExportHistoryHandlers(ctx),
     ...exportFormatHandlers(ctx),
+    ...enrichmentHandlers({ ...ctx, signer }),
     ...exportHistoryHandlers({ ...ctx, signer }),
   };
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler } from "express";
-import { operationOf, setCaller } from "../http/request-state.js";
+import { cameThroughMcp, operationOf, setCaller } from "../http/request-state.js";
 import type { KeyCache } from "./key-cache.js";
 import { authenticate, bearerToken } from "./service.js";
 import type { DbOrTrx } from "../db/database.js";
@@ -11,7 +11,8 @@ import type { DbOrTrx } from "../db/database.js";
 export function authenticateKey(db: DbOrTrx, keyCache?: KeyCache): RequestHandler {
   return async (req, res, next) => {
     if (!operationOf(res).requiresKey) return next();
-    setCaller(res, await authenticate(db, bearerToken(req.headers.authorization), keyCache));
+    const caller = await authenticate(db, bearerToken(req.headers.authorization), keyCache);
+    setCaller(res, cameThroughMcp(req) ? { ...caller, channel: "mcp" } : caller);
     next();
   };
 }

@@ -25,7 +25,13 @@ export async function authenticate(
   if (!key) throw errors.unauthorized("The API key is not valid.");
   if (key.revokedAt) throw errors.unauthorized("This API key has been revoked.");
   if (!key.plan || !PAID_STATUSES.has(key.subscriptionStatus)) throw errors.forbidden();
-  return { accountId: key.accountId, keyId: key.keyId, keyPrefix: key.keyPrefix, keyName: key.keyName };
+  return {
+    accountId: key.accountId,
+    keyId: key.keyId,
+    keyPrefix: key.keyPrefix,
+    keyName: key.keyName,
+    channel: "api",
+  };
 }
 
 /** Creates a key for an account; the clear key is returned once and never stored. */

@@ -17,6 +17,12 @@ export interface Balance {
   monthlyRemainingTenths: number;
   /** Purchased credits left. */
   permanentTenths: number;
+  /**
+   * Overage allowance left in the current billing period: the overage budget granted into the
+   * `overage` bucket (src/billing/overage-ledger.ts) minus the overage used. Spendable, but not
+   * credits: `totalCreditsRemaining` and the low-balance notice leave it out (creditTenths).
+   */
+  overageTenths: number;
 }
 
 /** The three ledger sums of an account, as select expressions over `credit_ledger`. */
@@ -31,6 +37,9 @@ export function ledgerSums(periodStart: Expression<Date> | Date) {
     sql<number>`coalesce(sum(credit_ledger.amount_tenths) filter (where credit_ledger.bucket = 'permanent'), 0)`.as(
       "permanent",
     ),
+    sql<number>`coalesce(sum(credit_ledger.amount_tenths) filter (where credit_ledger.bucket = 'overage'), 0)`.as(
+      "overage",
+    ),
   ] as const;
 }
 
@@ -39,6 +48,7 @@ export function toBalance(sums: {
   monthlyRemaining: number;
   monthlyUsed: number;
   permanent: number;
+  overage?: number;
 }): Balance {
   const monthlyRemaining = Number(sums.monthlyRemaining);
   const monthlyUsed = Number(sums.monthlyUsed);
@@ -47,6 +57,7 @@ export function toBalance(sums: {
     monthlyUsedTenths: monthlyUsed,
     monthlyRemainingTenths: Math.max(0, monthlyRemaining),
     permanentTenths: Math.max(0, Number(sums.permanent)),
+    overageTenths: Math.max(0, Number(sums.overage ?? 0)),
   };
 }
 
@@ -65,7 +76,10 @@ export async function readBalance(db: DbOrTrx, accountId: number, periodStart: D
  * account can spend: the caps of deliveries (spendable.ts) and the charge (chargeCredits) both
  * use it, so an overage budget extends it here.
  */
-export const spendableTenths = (balance: Balance): number =>
+export const spendableTenths = (balance: Balance): number => creditTenths(balance) + balance.overageTenths;
+
+/** Credits left in tenths: monthly remaining plus permanent (`totalCreditsRemaining`), without overage. */
+export const creditTenths = (balance: Balance): number =>
   balance.monthlyRemainingTenths + balance.permanentTenths;
 
 /** Writes a grant (a positive ledger row). */
@@ -73,7 +87,7 @@ export async function grantCredits(
   db: DbOrTrx,
   grant: {
     accountId: number;
-    bucket: "monthly" | "permanent";
+    bucket: "monthly" | "permanent" | "overage";
     tenths: number;
     reason: string;
     reference?: string;
@@ -125,7 +139,8 @@ export async function lockAccountCredits(trx: Trx, accountId: number): Promise<{
 
 /**
  * Charges `tenths` in the caller's transaction (after lockAccountCredits): monthly credits first,
- * then permanent. Returns false, writing nothing, when the balance cannot pay.
+ * then permanent, then the overage allowance (usage past the credits, collected later in money
+ * by src/billing). Returns false, writing nothing, when the balance cannot pay.
  */
 export async function chargeCredits(
   trx: Trx,
@@ -135,10 +150,12 @@ export async function chargeCredits(
   const balance = await readBalance(trx, charge.accountId, charge.periodStart);
   if (spendableTenths(balance) < charge.tenths) return false;
   const fromMonthly = Math.min(balance.monthlyRemainingTenths, charge.tenths);
-  const fromPermanent = charge.tenths - fromMonthly;
+  const fromPermanent = Math.min(balance.permanentTenths, charge.tenths - fromMonthly);
+  const fromOverage = charge.tenths - fromMonthly - fromPermanent;
   const rows = [
     { bucket: "monthly" as const, tenths: fromMonthly },
     { bucket: "permanent" as const, tenths: fromPermanent },
+    { bucket: "overage" as const, tenths: fromOverage },
   ].filter((r) => r.tenths > 0);
   await trx
     .insertInto("credit_ledger")
@@ -154,4 +171,48 @@ export async function chargeCredits(
     )
     .execute();
   return true;
+}
+
+/**
+ * Expires what is left of the given buckets (a forfeit when the subscription ends, a plan
+ * downgrade at renewal, trial credits moved to the permanent bucket): one `expire` row per
+ * bucket that holds credits, in the caller's transaction (after lockAccountCredits or another
+ * lock of the account row). Returns the tenths expired per bucket.
+ */
+export async function expireCredits(
+  trx: Trx,
+  expiry: {
+    accountId: number;
+    buckets: readonly ("monthly" | "permanent" | "overage")[];
+    reason: string;
+    reference?: string;
+  },
+): Promise<{ monthly: number; permanent: number; overage: number }> {
+  const sums = await trx
+    .selectFrom("credit_ledger")
+    .select([
+      sql<string>`coalesce(sum(amount_tenths) filter (where bucket = 'monthly'), 0)`.as("monthly"),
+      sql<string>`coalesce(sum(amount_tenths) filter (where bucket = 'permanent'), 0)`.as("permanent"),
+      sql<string>`coalesce(sum(amount_tenths) filter (where bucket = 'overage'), 0)`.as("overage"),
+    ])
+    .where("account_id", "=", expiry.accountId)
+    .executeTakeFirstOrThrow();
+  const expired = { monthly: 0, permanent: 0, overage: 0 };
+  for (const bucket of expiry.buckets) {
+    const left = Number(sums[bucket]);
+    if (left <= 0) continue;
+    expired[bucket] = left;
+    await trx
+      .insertInto("credit_ledger")
+      .values({
+        account_id: expiry.accountId,
+        bucket,
+        kind: "expire",
+        amount_tenths: -left,
+        reason: expiry.reason,
+        reference: expiry.reference ?? null,
+      })
+      .execute();
+  }
+  return expired;
 }

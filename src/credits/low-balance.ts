@@ -1,6 +1,6 @@
 import type { Trx } from "../db/database.js";
 import { emitEvent } from "../events/outbox.js";
-import { clearLowBalance, fromTenths, spendableTenths, TENTHS, type Balance } from "./ledger.js";
+import { clearLowBalance, creditTenths, fromTenths, TENTHS, type Balance } from "./ledger.js";
 
 /**
  * `credit.low_balance` is sent when a charge leaves fewer than 100 spendable credits
@@ -16,7 +16,7 @@ export const LOW_BALANCE_THRESHOLD = 100;
  * threshold (a later charge or a grant clears it), so each crossing sends one event.
  */
 export async function noteBalanceAfterCharge(trx: Trx, accountId: number, after: Balance): Promise<void> {
-  const remaining = spendableTenths(after);
+  const remaining = creditTenths(after);
   if (remaining >= LOW_BALANCE_THRESHOLD * TENTHS) {
     await clearLowBalance(trx, accountId);
     return;

@@ -9,6 +9,8 @@ import { TENTHS } from "./ledger.js";
  */
 export const PRICE_TENTHS = {
   lead: 1 * TENTHS,
+  /** A live-fetched enrichment result with the requested contact type (0.1 credit). */
+  enrichmentLiveFetch: 1,
 } as const satisfies Record<string, number>;
 
 /** An item the service charges for. */

@@ -5,6 +5,10 @@ import type { ExportJobTables } from "./schema/export-job.js";
 import type { LeadSearchTables } from "./schema/lead-search.js";
 import type { LeadTables } from "./schema/leads.js";
 import type { IntegrationTables } from "./schema/integrations.js";
+import type { EmailScheduleTables } from "./schema/email-schedules.js";
+import type { AiTables } from "./schema/ai.js";
+import type { BillingTables } from "./schema/billing.js";
+import type { EnrichmentTables } from "./schema/enrichments.js";
 
 export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
 
@@ -20,4 +24,8 @@ export interface Database
     ExportTables,
     JobTables,
     ExportJobTables,
-    IntegrationTables {}
+    IntegrationTables,
+    AiTables,
+    BillingTables,
+    EnrichmentTables,
+    EmailScheduleTables {}

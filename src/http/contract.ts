@@ -118,6 +118,8 @@ export interface Caller {
   keyId: number;
   keyPrefix: string;
   keyName: string;
+  /** How the request came: the REST API, or a tool call of the MCP server (src/mcp/). */
+  channel: "api" | "mcp";
 }
 
 /** The request of one operation, decoded and typed by the contract. */
@@ -141,6 +143,8 @@ export interface OperationRequest<O extends OperationId> {
     arrivedAt: number;
     /** Aborts when the client goes away. */
     signal: AbortSignal;
+    /** The raw body bytes, kept only for the operations create-app names (keepRawBody). */
+    rawBody: Buffer | undefined;
   };
 }
 

@@ -8,7 +8,7 @@ import {
 } from "./contract.js";
 import { writeFileAnswer, writeJsonAnswer, type WritableAnswer } from "./answer.js";
 import { describeDetails, errors, invalidInput, notBuilt, type ErrorDetail } from "./errors.js";
-import { arrivalOf, callerOf, matchedOf } from "./request-state.js";
+import { arrivalOf, callerOf, matchedOf, rawBodyOf } from "./request-state.js";
 import type { MatchedOperation, SpecOperation } from "./spec.js";
 
 /**
@@ -107,6 +107,7 @@ class HttpPart {
   readonly url: string;
   readonly rawHeaders: Request["headers"];
   readonly arrivedAt: number;
+  readonly rawBody: Buffer | undefined;
   private gone: AbortSignal | undefined;
 
   constructor(
@@ -118,6 +119,7 @@ class HttpPart {
     this.url = req.originalUrl;
     this.rawHeaders = req.headers;
     this.arrivedAt = arrivalOf(res);
+    this.rawBody = rawBodyOf(res);
   }
 
   /** Aborts when the client goes away (only long-running requests and polls wait on it). */

@@ -86,9 +86,13 @@ export function errorHandler(
         { path: ["body"], message: "malformed JSON" },
       ]);
     } else if ((err as { type?: string }).type === "entity.too.large") {
-      apiError = invalidInput(operation, "The request body is too large.", [
-        { path: ["body"], message: "too large" },
-      ]);
+      // 413 `payload_too_large` where the operation declares it (POST /enrichments), else the
+      // operation's 400.
+      apiError = operation?.errorCodes.get(413)?.has("payload_too_large")
+        ? new ApiError(413, "payload_too_large", "The request body is too large.")
+        : invalidInput(operation, "The request body is too large.", [
+            { path: ["body"], message: "too large" },
+          ]);
     } else if (isValidatorError(err)) {
       apiError = fromValidator(err, operation);
       if (apiError.status === 500) logger.error({ err, reqId: req.id }, "validator failure");

@@ -1,3 +1,4 @@
+import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { RequestHandler, Response } from "express";
 import type { Caller } from "./contract.js";
 import { errors } from "./errors.js";
@@ -11,6 +12,7 @@ interface RequestState {
   arrivedAt?: number;
   matched?: MatchedOperation;
   caller?: Caller;
+  rawBody?: Buffer;
 }
 
 const state = (res: Response): RequestState => res.locals as RequestState;
@@ -56,4 +58,34 @@ export function setCaller(res: Response, caller: Caller): void {
 /** The authenticated caller, or undefined for a request without a key. */
 export function callerOf(res: Response): Caller | undefined {
   return state(res).caller;
+}
+
+/**
+ * The `verify` hook of the JSON body parser that keeps the raw body bytes of the given operations
+ * (a payment processor's webhook checks its signature over them), and of no other.
+ */
+export function keepRawBody(operationIds: readonly string[]) {
+  return (_req: unknown, res: Response, buf: Buffer): void => {
+    const operationId = state(res).matched?.operation.operationId;
+    if (operationId !== undefined && operationIds.includes(operationId)) state(res).rawBody = buf;
+  };
+}
+
+/** The raw body kept by keepRawBody, if any. */
+export function rawBodyOf(res: Response): Buffer | undefined {
+  return state(res).rawBody;
+}
+
+/**
+ * The header that marks the requests the MCP server makes on a tool's behalf (src/mcp/), to its
+ * own process: its value is this process's random token, so no client can set it.
+ */
+export const MCP_CALL_HEADER = "x-svc-mcp-call";
+export const MCP_CALL_TOKEN = randomBytes(32).toString("hex");
+
+/** Whether the request is a tool call of the MCP server (its caller's channel is `mcp`). */
+export function cameThroughMcp(req: { headers: Record<string, string | string[] | undefined> }): boolean {
+  const value = req.headers[MCP_CALL_HEADER];
+  if (typeof value !== "string" || value.length !== MCP_CALL_TOKEN.length) return false;
+  return timingSafeEqual(Buffer.from(value), Buffer.from(MCP_CALL_TOKEN));
 }

@@ -1,3 +1,4 @@
+import type { CrmConfig } from "../config.js";
 import type { Db } from "../db/database.js";
 import type { Handlers } from "../http/contract.js";
 import type { Outbound } from "../outbound/index.js";
@@ -20,11 +21,15 @@ type IntegrationOperation =
   | "deleteIntegration";
 
 /** The provider catalog and the CRUD of webhook integrations (`/integrations`). */
-export function integrationHandlers(deps: { db: Db; outbound: Outbound }): Handlers<IntegrationOperation> {
+export function integrationHandlers(deps: {
+  db: Db;
+  outbound: Outbound;
+  config?: { crm: CrmConfig };
+}): Handlers<IntegrationOperation> {
   const { db } = deps;
   return {
     async listIntegrationProviders() {
-      return { status: 200, body: { data: listProviders().map(toProviderBody) } };
+      return { status: 200, body: { data: listProviders(deps.config?.crm).map(toProviderBody) } };
     },
     async listIntegrations({ caller }) {
       const integrations = await listIntegrations(db, caller.accountId);

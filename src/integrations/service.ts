@@ -8,6 +8,8 @@ import { OutboundRefusedError, type Outbound } from "../outbound/index.js";
 import { addsSomething, planUpdate, type IntegrationUpdateInput } from "./changes.js";
 import { describeKeyChange, recordOwnerNotice } from "./owner-notices.js";
 import { eventRefusal, providerCatalog } from "./providers.js";
+import type { CrmConfig } from "../config.js";
+import { configuredCrms } from "./crm/availability.js";
 import {
   clearSubscriptionTargets,
   countIntegrations,
@@ -38,9 +40,9 @@ export type CreateWebhookInput = BodyOf<"createWebhookIntegration">;
 const integrationExists = () =>
   new ApiError(409, "integration_exists", "An integration of this provider already sends to this targetUrl.");
 
-/** The provider catalog of this deployment (no CRM is configured yet). */
-export function listProviders() {
-  return providerCatalog();
+/** The provider catalog of this deployment (a CRM is available when configured and built). */
+export function listProviders(crm?: CrmConfig) {
+  return providerCatalog(crm ? configuredCrms(crm) : new Set());
 }
 
 /** The account's integrations, newest first. */
@@ -206,7 +208,7 @@ export async function deleteIntegration(db: DbOrTrx, accountId: number, id: numb
 }
 
 function changeSource(caller: Caller): StoredChangeSource {
-  return { channel: "api", apiKeyId: caller.keyId };
+  return { channel: caller.channel, apiKeyId: caller.keyId };
 }
 
 /** The outbound guard on destinations as they are saved: a refusal is 400 `bad_request` naming why. */

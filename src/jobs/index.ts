@@ -67,6 +67,7 @@ export {
   type JobContext,
   type JobKind,
   type JobKindDefinition,
+  type JobServices,
 } from "./kinds.js";
 export {
   runLongRunning,

@@ -18,6 +18,14 @@ export interface JobProgressUpdate {
   label?: string;
 }
 
+/**
+ * Services of the process that job kinds use beyond the database and storage (for example the AI
+ * engine). An area adds its own as an optional member with `declare module` (see
+ * src/ai/services.ts); the worker passes them in `JobTaskDeps.services`.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface JobServices {}
+
 /** What a job kind's `run` receives besides its input. */
 export interface JobContext {
   jobId: string;
@@ -30,6 +38,8 @@ export interface JobContext {
   logger: Logger;
   /** The deployment's signing secret (signed download links in a job's answer). */
   signingSecret: string;
+  /** The process's services for job kinds (JobServices); a member is absent when not wired. */
+  services: JobServices;
   /** Aborted at the time limit (the answer is then 500 `job_timeout`) or on worker shutdown. */
   signal: AbortSignal;
   /** Persists progress (cheap; call it every few seconds, not per row). */

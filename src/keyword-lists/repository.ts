@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { DbOrTrx } from "../db/database.js";
+import type { DbOrTrx, Trx } from "../db/database.js";
 import type { KeywordListsTable } from "../db/schema/leads.js";
 
 /** Whether a list holds words to find or words to exclude. */
@@ -100,4 +100,33 @@ export async function deleteKeywordList(db: DbOrTrx, accountId: number, id: numb
     .where("id", "=", id)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * Replaces all of the account's lists by `contents` (in this order; the caller's transaction makes
+ * it one step: readers see the old lists or the new ones, never a mix).
+ */
+export async function replaceAllKeywordLists(
+  trx: Trx,
+  accountId: number,
+  contents: readonly KeywordListContent[],
+): Promise<KeywordList[]> {
+  await trx.deleteFrom("keyword_lists").where("account_id", "=", accountId).execute();
+  if (contents.length === 0) return [];
+  const now = new Date();
+  const rows = await trx
+    .insertInto("keyword_lists")
+    .values(
+      contents.map((content) => ({
+        account_id: accountId,
+        name: content.name,
+        type: content.type,
+        keywords: content.keywords,
+        source_categories: content.sourceCategories,
+        updated_at: now,
+      })),
+    )
+    .returningAll()
+    .execute();
+  return rows.sort((a, b) => a.id - b.id).map(toKeywordList);
 }

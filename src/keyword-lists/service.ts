@@ -1,10 +1,11 @@
-import type { DbOrTrx } from "../db/database.js";
+import type { DbOrTrx, Trx } from "../db/database.js";
 import { errors, type ErrorDetail } from "../http/errors.js";
 import {
   deleteKeywordList,
   insertKeywordList,
   listKeywordLists,
   replaceKeywordList,
+  replaceAllKeywordLists,
   type KeywordList,
   type KeywordListContent,
   type KeywordListType,
@@ -96,4 +97,16 @@ export async function replaceList(
 /** Deletes one of the account's lists; 404 when it has no such list. */
 export async function deleteList(db: DbOrTrx, accountId: number, id: number): Promise<void> {
   if (!(await deleteKeywordList(db, accountId, id))) throw errors.notFound("Keyword list not found.");
+}
+
+/**
+ * Replaces all of the account's lists by `inputs` in the caller's transaction (keyword generation
+ * replaces an account's lists in one step), each checked and cleaned as on create.
+ */
+export function replaceAllLists(
+  trx: Trx,
+  accountId: number,
+  inputs: readonly KeywordListInput[],
+): Promise<KeywordList[]> {
+  return replaceAllKeywordLists(trx, accountId, inputs.map(toKeywordListContent));
 }

@@ -1,14 +1,39 @@
 import type { Db } from "../db/database.js";
+import { defaultFileFormat, type FileFormat } from "../export-files/format.js";
+import { toFileFormat } from "../export-formats/format.js";
+import { resolveExportFormat } from "../export-formats/service.js";
 import type { Handlers } from "../http/contract.js";
+import { runLongRunning, type LongRunningDeps } from "../jobs/index.js";
+import { reExportHistoryJob, refreshAndExportHistoryJob, refreshHistoryJob } from "./jobs.js";
 import { toHistoryEntryBody } from "./presenter.js";
+import { exportableEntries, selectTrackingIds, type EntrySelector } from "./selection.js";
 import { listHistory, listHistoryIds } from "./service.js";
 
-/** `GET /lead-export-history` and `GET /lead-export-history/ids` (the POSTs are background jobs). */
-export function leadExportHistoryHandlers({
-  db,
-}: {
-  db: Db;
-}): Handlers<"listLeadExportHistory" | "listLeadExportHistoryIds"> {
+/**
+ * The file format of a re-export or refresh-and-export: the account's format `formatId`; omitted
+ * or unknown (also another account's), a CSV with the default columns.
+ */
+async function fileFormat(db: Db, accountId: number, formatId: number | undefined): Promise<FileFormat> {
+  if (formatId === undefined) return defaultFileFormat();
+  const saved = await resolveExportFormat(db, accountId, formatId);
+  return saved ? toFileFormat(saved) : defaultFileFormat();
+}
+
+/**
+ * The lead export history: the two lists, and refresh, re-export and refresh-and-export as
+ * background jobs (every input check first: a 4xx answers at once and queues nothing). None of
+ * them charges credits.
+ */
+export function leadExportHistoryHandlers(
+  deps: LongRunningDeps & { db: Db },
+): Handlers<
+  | "listLeadExportHistory"
+  | "listLeadExportHistoryIds"
+  | "refreshLeadExportHistory"
+  | "reExportLeadExportHistory"
+  | "refreshAndExportLeadExportHistory"
+> {
+  const { db } = deps;
   return {
     async listLeadExportHistory({ caller, query }) {
       // One snapshot of the data for the page and its total.
@@ -29,6 +54,33 @@ export function leadExportHistoryHandlers({
     async listLeadExportHistoryIds({ caller, query }) {
       const ids = await listHistoryIds(db, caller.accountId, query);
       return { status: 200, body: { data: ids, totalCount: ids.length } };
+    },
+    async refreshLeadExportHistory(request) {
+      const { accountId } = request.caller;
+      const trackingIds = await selectTrackingIds(db, accountId, request.body as EntrySelector);
+      return runLongRunning(request, deps, { kind: refreshHistoryJob, accountId, input: { trackingIds } });
+    },
+    async reExportLeadExportHistory(request) {
+      const { accountId } = request.caller;
+      const trackingIds = [...new Set(request.body.trackingIds)];
+      await exportableEntries(db, accountId, trackingIds);
+      const format = await fileFormat(db, accountId, request.body.formatId);
+      return runLongRunning(request, deps, {
+        kind: reExportHistoryJob,
+        accountId,
+        input: { trackingIds, format },
+      });
+    },
+    async refreshAndExportLeadExportHistory(request) {
+      const { accountId } = request.caller;
+      const trackingIds = await selectTrackingIds(db, accountId, request.body as EntrySelector);
+      await exportableEntries(db, accountId, trackingIds);
+      const format = await fileFormat(db, accountId, request.body.formatId);
+      return runLongRunning(request, deps, {
+        kind: refreshAndExportHistoryJob,
+        accountId,
+        input: { trackingIds, format },
+      });
     },
   };
 }

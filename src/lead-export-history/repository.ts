@@ -25,7 +25,7 @@ export interface HistoryPage {
   totalCount: number;
 }
 
-function toEntry(row: Selectable<LeadExportHistoryTable>): HistoryEntry {
+export function toEntry(row: Selectable<LeadExportHistoryTable>): HistoryEntry {
   return {
     id: row.id,
     accountId: row.account_id,
@@ -41,7 +41,7 @@ function toEntry(row: Selectable<LeadExportHistoryTable>): HistoryEntry {
 }
 
 /** The account's entries selected by the filter (no order, no page). */
-function matching(db: DbOrTrx, accountId: number, filter: HistoryFilter) {
+export function matching(db: DbOrTrx, accountId: number, filter: HistoryFilter) {
   let query = db
     .selectFrom("lead_export_history")
     .where("account_id", "=", accountId)
@@ -84,4 +84,12 @@ export async function findHistoryIds(
     .orderBy("id", "desc")
     .execute();
   return rows.map((row) => row.id);
+}
+
+/** How many of the account's entries the filter selects. */
+export async function countHistory(db: DbOrTrx, accountId: number, filter: HistoryFilter): Promise<number> {
+  const { count } = await matching(db, accountId, filter)
+    .select((eb) => eb.fn.countAll<number>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(count);
 }

@@ -2,13 +2,24 @@ import { randomBytes } from "node:crypto";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
+import type { Readable } from "node:stream";
 import type { Logger } from "pino";
 import type { MailMessage } from "./message.js";
 
+/** An attachment opened for sending: its bytes come from `content` while the mail is written. */
+export interface OpenedAttachment {
+  filename: string;
+  contentType: string;
+  content: Readable;
+}
+
 /** The service's one way to send e-mail (used by the `mail__send` task, never by a request). */
 export interface Mailer {
-  /** Sends one message; throws when it could not be handed over (the job is then retried). */
-  send(message: MailMessage): Promise<void>;
+  /**
+   * Sends one message with its attachments opened (`message.attachments` names them; `files`
+   * carries their bytes); throws when it could not be handed over (the job is then retried).
+   */
+  send(message: MailMessage, files?: OpenedAttachment[]): Promise<void>;
   /** Closes the SMTP connections, if any. */
   close(): void;
 }
@@ -42,6 +53,12 @@ function fileStem(messageId: string | undefined): string {
   return id === "" ? randomBytes(8).toString("hex") : id;
 }
 
+/** What nodemailer sends: the message's own fields, the sender and the opened attachments. */
+function nodemailerMessage(message: MailMessage, from: string, files: OpenedAttachment[]) {
+  const { to, subject, text, html } = message;
+  return { to, subject, text, html, from, attachments: files.length > 0 ? files : undefined };
+}
+
 /**
  * Builds the mailer: with `smtpUrl`, nodemailer's SMTP transport delivers through that server;
  * without it, each message is rendered by nodemailer's stream transport and written as an `.eml`
@@ -56,8 +73,8 @@ export function createMailer(options: MailerOptions): Mailer {
   if (smtpUrl !== undefined) {
     const transport = nodemailer.createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS });
     return {
-      async send(message) {
-        await transport.sendMail({ ...message, from });
+      async send(message, files = []) {
+        await transport.sendMail(nodemailerMessage(message, from, files));
         log.debug(describe(message), "mail sent over SMTP");
       },
       close: () => transport.close(),
@@ -67,8 +84,8 @@ export function createMailer(options: MailerOptions): Mailer {
   const folder = join(dataDir, "mail");
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true });
   return {
-    async send(message) {
-      const info = await transport.sendMail({ ...message, from });
+    async send(message, files = []) {
+      const info = await transport.sendMail(nodemailerMessage(message, from, files));
       if (!Buffer.isBuffer(info.message)) throw new Error("stream transport returned no buffer");
       await mkdir(folder, { recursive: true });
       const time = new Date().toISOString().replace(/:/g, "");

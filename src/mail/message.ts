@@ -8,6 +8,31 @@ export interface MailMessage {
   subject: string;
   text: string;
   html?: string;
+  /** Files attached from the file storage (read when the mail is sent, never held in the queue). */
+  attachments?: MailAttachment[];
+}
+
+/** A stored file attached to a mail. */
+export interface MailAttachment {
+  filename: string;
+  contentType: string;
+  /** Key of the file in the file storage (src/storage/). */
+  storageKey: string;
+}
+
+/** The attachments when `value` is a list of them; undefined otherwise. */
+function toAttachments(value: unknown): MailAttachment[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const out: MailAttachment[] = [];
+  for (const item of value as unknown[]) {
+    if (typeof item !== "object" || item === null) return undefined;
+    const { filename, contentType, storageKey } = item as Record<string, unknown>;
+    if (typeof filename !== "string" || typeof contentType !== "string" || typeof storageKey !== "string") {
+      return undefined;
+    }
+    out.push({ filename, contentType, storageKey });
+  }
+  return out;
 }
 
 /**
@@ -16,10 +41,13 @@ export interface MailMessage {
  */
 export function toMailMessage(value: unknown): MailMessage | undefined {
   if (typeof value !== "object" || value === null) return undefined;
-  const { to, subject, text, html } = value as Record<string, unknown>;
+  const { to, subject, text, html, attachments } = value as Record<string, unknown>;
   if (typeof to !== "string" || to === "" || typeof subject !== "string" || typeof text !== "string") {
     return undefined;
   }
-  if (html !== undefined && typeof html !== "string") return undefined;
-  return html === undefined ? { to, subject, text } : { to, subject, text, html };
+  if (html !== undefined && html !== null && typeof html !== "string") return undefined;
+  const message: MailMessage = typeof html === "string" ? { to, subject, text, html } : { to, subject, text };
+  if (attachments === undefined || attachments === null) return message;
+  const files = toAttachments(attachments);
+  return files === undefined ? undefined : { ...message, attachments: files };
 }

@@ -22,7 +22,13 @@ export async function enqueueMail(
   message: MailMessage,
   options: { runAt?: Date; jobKey?: string } = {},
 ): Promise<void> {
-  const payload = { to: message.to, subject: message.subject, text: message.text, html: message.html };
+  const payload = {
+    to: message.to,
+    subject: message.subject,
+    text: message.text,
+    html: message.html,
+    attachments: message.attachments,
+  };
   await sql`select graphile_worker.add_job(
       ${MAIL_TASK}::text,
       ${JSON.stringify(payload)}::json,

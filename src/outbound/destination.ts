@@ -12,6 +12,11 @@ export interface OutboundPolicy {
   allowPrivate: boolean;
   /** Default: the operating system's resolver (`dns.lookup`, every address, in its own order). */
   resolve?: Resolver;
+  /**
+   * Which addresses are refused; default `isRefusedAddress`. Tests only: a narrower set lets a local
+   * server on 127.0.0.1 play a public site while 127.0.0.2 stays refused.
+   */
+  refuses?: (ip: string) => boolean;
 }
 
 /** A destination the service will not send to; `reason` is short and safe to show the customer. */
@@ -90,8 +95,12 @@ export async function resolveAllowed(resolve: Resolver, host: string): Promise<s
  * The refusal of a name's addresses, or null. One refused address is enough: the operating system
  * may connect to any of them.
  */
-function refusal(host: string, addresses: string[]): OutboundRefusedError | null {
-  const refused = addresses.find(isRefusedAddress);
+function refusal(
+  host: string,
+  addresses: string[],
+  refuses: (ip: string) => boolean = isRefusedAddress,
+): OutboundRefusedError | null {
+  const refused = addresses.find(refuses);
   return refused === undefined
     ? null
     : new OutboundRefusedError(`${host} resolves to ${refused}, a private or reserved address`);
@@ -111,7 +120,7 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
       .then(resolve)
       .then(
         (addresses) => {
-          const refused = policy.allowPrivate ? null : refusal(hostname, addresses);
+          const refused = policy.allowPrivate ? null : refusal(hostname, addresses, policy.refuses);
           if (refused) {
             callback(refused, options.all ? [] : "", 0);
             return;

@@ -6,3 +6,11 @@ export { isRefusedAddress } from "./addresses.js";
 export { OutboundRefusedError, type OutboundPolicy, type Resolver } from "./destination.js";
 export { describeFailure, firstChars, type PostResult } from "./result.js";
 export { Outbound, type PostRequest } from "./outbound.js";
+export {
+  closePageAgent,
+  fetchPage,
+  PageFetchError,
+  type FetchedPage,
+  type FetchPageOptions,
+  type PageFetchFailure,
+} from "./page.js";

@@ -62,7 +62,8 @@ export class Outbound {
   private readonly agents: { http: http.Agent; https: https.Agent };
 
   constructor(
-    private readonly policy: OutboundPolicy,
+    /** What this instance may reach (read by `fetchPage`, which shares the guard). */
+    readonly policy: OutboundPolicy,
     options: { maxSockets?: number } = {},
   ) {
     this.resolve = policy.resolve ?? systemResolver;

@@ -74,6 +74,7 @@ export const LIMITS = {
 /** Operations limited to 5 per minute per key besides the general limit (exports). */
 const EXPORT_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
   "exportLeads",
+  "triggerEmailSchedule",
   "refreshLeadExportHistory",
   "reExportLeadExportHistory",
   "refreshAndExportLeadExportHistory",

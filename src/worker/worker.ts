@@ -1,3 +1,4 @@
+import type { CrmConfig } from "../config.js";
 import { run, type Runner } from "graphile-worker";
 import type { Logger } from "pino";
 import type pg from "pg";
@@ -8,6 +9,22 @@ import {
 } from "../export-history/tasks/export_files__cleanup.js";
 // Registers the api_leads_export job kind, so this worker runs exports.
 import "../exports/job/kind.js";
+// Registers the email_schedule_trigger job kind.
+import "../email-schedules/trigger/kind.js";
+import { ATTACHMENT_LIMIT_BYTES } from "../email-schedules/run/mail.js";
+import { EMAIL_SCHEDULES_CRONTAB, RUN_DUE_TASK, runDueTask } from "../email-schedules/run/runner.js";
+// Registers the ai_suggest_categories job kind.
+import "../ai/suggest-job.js";
+// Registers the three lead export history job kinds (refresh, re-export, refresh-and-export).
+import "../lead-export-history/jobs.js";
+import type { AiEngine } from "../ai/engine.js";
+import { AI_CRONTAB, aiTaskList } from "../ai/tasks.js";
+import type { PaymentProcessor } from "../billing/processor.js";
+import {
+  COLLECT_OVERAGE_CRONTAB,
+  COLLECT_OVERAGE_TASK,
+  billingCollectOverage,
+} from "../billing/tasks/billing__collect_overage.js";
 import { JOBS_CRONTAB, jobTaskList } from "../jobs/index.js";
 import { workerLogger } from "../jobs/runtime.js";
 import type { Mailer } from "../mail/mailer.js";
@@ -19,8 +36,15 @@ import { DELIVER_SWEEP_CRONTAB, deliveryTaskList } from "../integrations/deliver
 import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
 import { integrationsOwnerSummary } from "../integrations/tasks/integrations__owner_summary.js";
 import type { Outbound } from "../outbound/index.js";
+import { ENRICHMENTS_CRONTAB, enrichmentTaskList } from "../enrichments/worker/task.js";
 
-const CRONTAB = "*/10 * * * * rate_limits__cleanup\n" + JOBS_CRONTAB + EXPORT_FILES_CLEANUP_CRONTAB;
+const CRONTAB =
+  "*/10 * * * * rate_limits__cleanup\n" +
+  JOBS_CRONTAB +
+  EXPORT_FILES_CLEANUP_CRONTAB +
+  AI_CRONTAB +
+  EMAIL_SCHEDULES_CRONTAB +
+  COLLECT_OVERAGE_CRONTAB;
 
 /** What tasks that touch the service's data need (job kinds run on these). */
 export interface WorkerDeps {
@@ -32,6 +56,14 @@ export interface WorkerDeps {
   mailer: Mailer;
   /** Every outbound request to a customer-supplied URL (webhook deliveries). */
   outbound: Outbound;
+  /** The AI helpers' engine (category suggestions, keyword generation, lead classification). */
+  aiEngine: AiEngine;
+  /** `PUBLIC_BASE_URL`: base of the download links in e-mail schedules' mails. */
+  publicBaseUrl?: string;
+  /** The CRMs of this deployment (CRM deliveries and token refreshes). */
+  crm?: CrmConfig;
+  /** The payment processor (daily overage collection); absent when payments are not configured. */
+  payments?: PaymentProcessor;
 }
 
 /** The worker's runners, stopped together. */
@@ -45,6 +77,12 @@ export interface Worker {
  * receivers (up to 8 s each); they run beside the jobs that use CPU and memory (exports).
  */
 export const DELIVERY_CONCURRENCY = 4;
+
+/**
+ * Enrichment runs processed at once per process: each slice of a run works up to 30 s (live
+ * fetching keeps 64 sites in flight), so runs have a runner of their own beside the jobs.
+ */
+export const ENRICHMENT_CONCURRENCY = 2;
 
 /**
  * Starts graphile-worker on the shared pool (its schema is migrated on start) with every task of
@@ -63,14 +101,28 @@ export async function startWorker(
     concurrency: DELIVERY_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 2_000,
-    taskList: deliveryTaskList({ db: deps.db, outbound: deps.outbound, logger }),
+    taskList: deliveryTaskList({
+      db: deps.db,
+      outbound: deps.outbound,
+      logger,
+      ...(deps.crm ? { crm: { crm: deps.crm, publicBaseUrl: deps.publicBaseUrl ?? "" } } : {}),
+    }),
     crontab: DELIVER_SWEEP_CRONTAB,
     logger: workerLogger(logger),
   });
   logger.info({ concurrency: DELIVERY_CONCURRENCY }, "delivery worker started");
+  const enrichments = await run({
+    pgPool: pool,
+    concurrency: ENRICHMENT_CONCURRENCY,
+    noHandleSignals: true,
+    pollInterval: 2_000,
+    taskList: enrichmentTaskList({ ...deps, publicBaseUrl: deps.publicBaseUrl ?? "", logger }),
+    crontab: ENRICHMENTS_CRONTAB,
+    logger: workerLogger(logger),
+  });
   return {
     async stop() {
-      await Promise.all([jobs.stop(), deliveries.stop()]);
+      await Promise.all([jobs.stop(), deliveries.stop(), enrichments.stop()]);
     },
   };
 }
@@ -88,10 +140,23 @@ async function startJobsRunner(
     pollInterval: 2_000,
     taskList: {
       rate_limits__cleanup: rateLimitsCleanup,
-      ...jobTaskList({ ...deps, logger }),
+      ...jobTaskList({
+        ...deps,
+        logger,
+        services: { ai: { engine: deps.aiEngine, outbound: deps.outbound } },
+      }),
+      ...aiTaskList({ db: deps.db, engine: deps.aiEngine, logger }),
       export_files__cleanup: exportFilesCleanup(deps),
-      [MAIL_TASK]: mailSendTask(deps.mailer),
+      [COLLECT_OVERAGE_TASK]: billingCollectOverage({ db: deps.db, processor: deps.payments, logger }),
+      [MAIL_TASK]: mailSendTask(deps.mailer, deps.storage),
       [OWNER_SUMMARY_TASK]: integrationsOwnerSummary(deps),
+      [RUN_DUE_TASK]: runDueTask({
+        db: deps.db,
+        storage: deps.storage,
+        signer: { signingSecret: deps.signingSecret, publicBaseUrl: deps.publicBaseUrl ?? "" },
+        attachmentLimitBytes: ATTACHMENT_LIMIT_BYTES,
+        logger,
+      }),
     },
     crontab: CRONTAB,
     logger: workerLogger(logger),

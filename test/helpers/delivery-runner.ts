@@ -29,6 +29,7 @@ export async function startDeliveryRunner(
         outbound: options.outbound ?? ctx.outbound,
         logger: silent,
         retryDelaysMs: options.retryDelaysMs ?? TEST_RETRY_DELAYS_MS,
+        crm: ctx.config,
       }),
       ...(options.mailer ? { [MAIL_TASK]: mailSendTask(options.mailer) } : {}),
     },

@@ -1,3 +1,4 @@
+import { AiEngine } from "../../src/ai/engine.js";
 import { TEST_SIGNING_SECRET } from "./signing-secret.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -9,6 +10,7 @@ import type { AppContext } from "../../src/app/context.js";
 import { defineJobKind, jobTaskList, JOB_LIFETIMES, type JobAnswerOf } from "../../src/jobs/index.js";
 import { workerLogger } from "../../src/jobs/runtime.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
+import { enrichmentTaskList } from "../../src/enrichments/worker/task.js";
 
 // Helpers of the job-protocol tests. No vitest import: this file is also the entry point of a
 // worker process that the crash test kills (see startWorkerProcess).
@@ -23,12 +25,26 @@ export async function startJobRunner(ctx: AppContext, concurrency = 8): Promise<
     concurrency,
     noHandleSignals: true,
     pollInterval: 200,
-    taskList: jobTaskList({
-      db: ctx.db,
-      storage: ctx.storage,
-      logger: silent,
-      signingSecret: ctx.signingSecret,
-    }),
+    taskList: {
+      ...jobTaskList({
+        db: ctx.db,
+        storage: ctx.storage,
+        logger: silent,
+        signingSecret: ctx.signingSecret,
+        // The AI helpers' job (suggest-categories) on the built-in back end.
+        services: { ai: { engine: new AiEngine(ctx.db, null), outbound: ctx.outbound } },
+      }),
+      // Enrichment runs submitted by a test are processed too (politeness delay off).
+      ...enrichmentTaskList({
+        db: ctx.db,
+        storage: ctx.storage,
+        outbound: ctx.outbound,
+        signingSecret: ctx.signingSecret,
+        publicBaseUrl: ctx.config.publicBaseUrl,
+        logger: silent,
+        settings: { politenessDelayMs: 0 },
+      }),
+    },
     logger: workerLogger(silent),
   });
 }

@@ -9,7 +9,12 @@ import * as m0600 from "./2026_11_22_0600_auth_cache_notify.js";
 import * as m0700 from "./2026_11_22_0700_lead_reservoir.js";
 import * as m0800 from "./2026_11_22_0800_lead_versions.js";
 import * as m0900 from "./2026_11_24_0900_integrations.js";
+import * as m1130 from "./2026_11_24_1130_ai.js";
+import * as m1110 from "./2026_11_24_1110_billing.js";
 import * as m1050 from "./2026_11_24_1050_delivery_queue.js";
+import * as m1100 from "./2026_11_24_1100_email_schedules.js";
+import * as m1120 from "./2026_11_24_1120_enrichments.js";
+import * as m1150 from "./2026_11_24_1150_crm.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -23,5 +28,10 @@ export const migrations: Record<string, Migration> = {
   "2026_11_22_0700_lead_reservoir": m0700,
   "2026_11_22_0800_lead_versions": m0800,
   "2026_11_24_0900_integrations": m0900,
+  "2026_11_24_1130_ai": m1130,
+  "2026_11_24_1110_billing": m1110,
   "2026_11_24_1050_delivery_queue": m1050,
+  "2026_11_24_1100_email_schedules": m1100,
+  "2026_11_24_1120_enrichments": m1120,
+  "2026_11_24_1150_crm": m1150,
 };

@@ -46,7 +46,7 @@ export interface ApiKeysTable {
 export interface CreditLedgerTable {
   id: Generated<BigIntColumn>;
   account_id: number;
-  bucket: "monthly" | "permanent";
+  bucket: "monthly" | "permanent" | "overage";
   kind: "grant" | "charge" | "expire";
   amount_tenths: BigIntColumn;
   reason: string;
@@ -58,17 +58,6 @@ export interface RateLimitsTable {
   key: string;
   points: number;
   expire: BigIntColumn | null;
-}
-
-export interface EmailSchedulesTable {
-  id: Generated<number>;
-  account_id: number;
-  name: string;
-  database_type: Generated<string>;
-  is_active: Generated<boolean>;
-  pause_reason: string | null;
-  created_at: CreatedAt;
-  updated_at: Timestamp;
 }
 
 export interface AppSettingsTable {
@@ -84,7 +73,6 @@ export interface AccountTables {
   api_keys: ApiKeysTable;
   credit_ledger: CreditLedgerTable;
   rate_limits: RateLimitsTable;
-  email_schedules: EmailSchedulesTable;
 }
 
 export type AccountRow = Selectable<AccountsTable>;

@@ -89,6 +89,35 @@ export interface IntegrationChangeNoticesTable {
   mailed_at: NullableTimestamp;
 }
 
+export interface CrmOauthStatesTable {
+  state_hash: string;
+  account_id: number;
+  api_key_id: number;
+  provider: string;
+  environment: string;
+  code_verifier: string | null;
+  expires_at: Timestamp;
+  created_at: CreatedAt;
+}
+
+export interface CrmConnectionsTable {
+  integration_id: number;
+  /** Encrypted (src/integrations/crm/token-cipher.ts). */
+  access_token: string;
+  /** Encrypted. */
+  refresh_token: string;
+  api_base: string;
+  field_mapping: ColumnType<Record<string, unknown>, string | undefined, string>;
+  refreshed_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface CrmFieldListsTable {
+  integration_id: number;
+  list: string;
+  fields: Json<unknown>;
+  cached_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
 /** Tables of integrations, events and deliveries. */
 export interface IntegrationTables {
   integrations: IntegrationsTable;
@@ -96,4 +125,7 @@ export interface IntegrationTables {
   event_outbox: EventOutboxTable;
   integration_deliveries: IntegrationDeliveriesTable;
   integration_change_notices: IntegrationChangeNoticesTable;
+  crm_oauth_states: CrmOauthStatesTable;
+  crm_connections: CrmConnectionsTable;
+  crm_field_lists: CrmFieldListsTable;
 }

@@ -3,6 +3,7 @@ import type { Db, Trx } from "../../db/database.js";
 import type { Outbound } from "../../outbound/index.js";
 import { recordOwnerNotice } from "../owner-notices.js";
 import type { DeliveryIntegration } from "./delivery.js";
+import type { CrmDeps } from "../crm/runtime.js";
 import { noteFailure } from "./repository.js";
 import { nextAttemptDelayMs, RETRY_DELAYS_MS } from "./schedule.js";
 import type { SendOutcome } from "./send.js";
@@ -16,6 +17,8 @@ export interface DeliverDeps {
   retryDelaysMs?: readonly number[];
   /** Attempts one claimer has on the wire at once (default `SEND_CONCURRENCY`). */
   sendConcurrency?: number;
+  /** The CRMs of this deployment (deliveries of CRM integrations go through their adapters). */
+  crm?: CrmDeps["config"];
 }
 
 /** When the next attempt is due after `attempts` failed ones; null after the last, or for a 410. */

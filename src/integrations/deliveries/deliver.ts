@@ -14,6 +14,10 @@ import {
   type ClaimedDelivery,
 } from "./repository.js";
 import { envelopeJson, sendEnvelopeJson, type SendOutcome } from "./send.js";
+import { isCrmProvider } from "../providers.js";
+import { usableCrm } from "../crm/availability.js";
+import { crmRuntime } from "../crm/runtime.js";
+import { sendToCrm } from "../crm/send.js";
 
 /** Attempts one claimer has on the wire at once. */
 export const SEND_CONCURRENCY = 16;
@@ -44,6 +48,8 @@ interface Attempted {
   delivery: ClaimedDelivery;
   outcome: SendOutcome;
   record: AttemptRecord & { id: number };
+  /** A CRM's 429: waited out, not a failure (never counted toward `needs_attention`). */
+  rateLimited?: boolean;
 }
 
 /** Sends one claim's deliveries, `sendConcurrency` at a time, and records them. */
@@ -92,6 +98,7 @@ async function attemptOne(deps: DeliverDeps, delivery: ClaimedDelivery): Promise
       .execute((trx) => parkUnlessConnected(trx, delivery.id, integration.id));
     if (parked) return undefined;
   }
+  if (isCrmProvider(integration.provider)) return attemptCrm(deps, delivery);
   if (delivery.eventType === "export.leads") {
     await sendBatches(deps, delivery);
     return undefined;
@@ -126,6 +133,37 @@ async function attemptOne(deps: DeliverDeps, delivery: ClaimedDelivery): Promise
 }
 
 /**
+ * One write of a delivery to a CRM through its adapter, attempted once: a success or a failure
+ * finishes it, and a CRM's 429 puts it back in the queue for when the CRM's hint says (not a
+ * failure, so a rate limit never loses a delivery).
+ */
+async function attemptCrm(deps: DeliverDeps, delivery: ClaimedDelivery): Promise<Attempted> {
+  const { integration } = delivery;
+  const runtime =
+    deps.crm && isCrmProvider(integration.provider) && usableCrm(deps.crm.crm, integration.provider)
+      ? crmRuntime({ db: deps.db, outbound: deps.outbound, config: deps.crm })
+      : undefined;
+  const { outcome } = await sendToCrm(runtime, integration, JSON.parse(delivery.dataJson) as unknown);
+  const rateLimited = !outcome.ok && outcome.statusCode === 429;
+  const waitMs = Math.max(1, outcome.retryAfterSeconds ?? 10) * 1000;
+  return {
+    delivery,
+    outcome,
+    rateLimited,
+    record: {
+      id: delivery.id,
+      status: outcome.ok ? "success" : rateLimited ? "pending" : "failed",
+      statusCode: outcome.statusCode,
+      latencyMs: outcome.latencyMs,
+      errorMessage: outcome.error,
+      responseBody: outcome.responseBody,
+      completed: !rateLimited,
+      nextAttemptAt: rateLimited ? new Date(Date.now() + waitMs) : null,
+    },
+  };
+}
+
+/**
  * The bookkeeping of a claim's attempts, per integration in the order they ended: a success
  * resets the failure count, the failures after the last success count in a row (the fifth moves
  * the integration to `needs_attention`), and a 410 turns its subscription off.
@@ -133,6 +171,7 @@ async function attemptOne(deps: DeliverDeps, delivery: ClaimedDelivery): Promise
 async function afterAttempts(trx: Trx, attempted: readonly Attempted[]): Promise<void> {
   const byIntegration = new Map<number, Attempted[]>();
   for (const a of attempted) {
+    if (a.rateLimited) continue;
     const list = byIntegration.get(a.delivery.integration.id) ?? [];
     list.push(a);
     byIntegration.set(a.delivery.integration.id, list);

@@ -73,7 +73,9 @@ async function dispatchSome(trx: Trx, accountId: number): Promise<number | null>
 async function activeSubscribers(trx: Trx, accountId: number): Promise<Subscriber[]> {
   const { rows } = await sql<Subscriber>`
     select s.id as subscription_id, s.integration_id, s.event_type,
-      coalesce(s.target_url, i.target_url) as target_url, s.created_at
+      coalesce(s.target_url, i.target_url, case i.provider
+        when 'crm_contacts' then 'crm_contacts://contacts' when 'crm_leads' then 'crm_leads://leads'
+        when 'crm_deals' then 'crm_deals://persons' end) as target_url, s.created_at
     from integration_subscriptions s
     join integrations i on i.id = s.integration_id
     where s.account_id = ${accountId} and s.is_active and i.status = 'connected'`.execute(trx);

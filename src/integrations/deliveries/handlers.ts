@@ -64,7 +64,11 @@ export function deliveryHandlers(
             status: outcome.ok ? "success" : "failed",
             tracked: pushed.tracked,
             creditsUsed: pushed.creditsUsed,
-            result: { statusCode: outcome.statusCode, latencyMs: outcome.latencyMs },
+            // A CRM answers what it wrote (`crm_deals`: none); a webhook its status and latency.
+            result:
+              outcome.crmResult !== undefined
+                ? outcome.crmResult
+                : { statusCode: outcome.statusCode, latencyMs: outcome.latencyMs },
             error: outcome.error,
           },
         },

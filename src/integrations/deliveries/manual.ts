@@ -19,13 +19,23 @@ import {
   requeueBatches,
 } from "./repository.js";
 import { envelopeFor, sendEnvelope, type SendOutcome } from "./send.js";
+import { usableCrm } from "../crm/availability.js";
+import { crmRuntime, type CrmDeps, type CrmRuntime } from "../crm/runtime.js";
+import { crmTarget, sendToCrm } from "../crm/send.js";
 
 type EventType = components["schemas"]["WebhookEventType"];
 
-/** What the test, retry and push operations need. */
+/** What the test, retry and push operations need (`config`: the CRMs of this deployment). */
 export interface ManualSendDeps {
   db: Db;
   outbound: Outbound;
+  config?: CrmDeps["config"];
+}
+
+/** The CRM runtime when this deployment configures the integration's CRM; else undefined. */
+function crmOf(deps: ManualSendDeps, provider: string): CrmRuntime | undefined {
+  if (!deps.config || !isCrmProvider(provider) || !usableCrm(deps.config.crm, provider)) return undefined;
+  return crmRuntime({ db: deps.db, outbound: deps.outbound, config: deps.config });
 }
 
 /** 503 `provider_unavailable`: a CRM that is not configured for this deployment (no Retry-After). */
@@ -45,8 +55,10 @@ export async function integrationOf(db: Db, accountId: number, id: number): Prom
 }
 
 /** Test and retry refuse a paused integration; a CRM that is not configured is 503. */
-function assertSendable(integration: DeliveryIntegration): void {
-  if (isCrmProvider(integration.provider)) throw providerUnavailable(integration.provider);
+function assertSendable(deps: ManualSendDeps, integration: DeliveryIntegration): void {
+  if (isCrmProvider(integration.provider) && !crmOf(deps, integration.provider)) {
+    throw providerUnavailable(integration.provider);
+  }
   if (integration.status === "disabled") {
     throw errors.badRequest("The integration is paused (disabled): set its status to connected first.");
   }
@@ -61,15 +73,22 @@ async function sendOnce(
   deps: ManualSendDeps,
   integration: DeliveryIntegration,
   event: { type: EventType; data: unknown; targetUrl: string },
-): Promise<SendOutcome> {
+): Promise<SendOutcome & { crmResult?: Record<string, string> | null }> {
   const eventId = newEventId();
   const occurredAt = new Date();
-  const outcome = await sendEnvelope(
-    deps.outbound,
-    integration,
-    event.targetUrl,
-    envelopeFor(integration, { id: eventId, type: event.type, occurredAt, data: event.data }),
-  );
+  let outcome: SendOutcome & { crmResult?: Record<string, string> | null };
+  if (isCrmProvider(integration.provider)) {
+    // A CRM is written through its adapter (src/integrations/crm/), logged like a webhook attempt.
+    const sent = await sendToCrm(crmOf(deps, integration.provider), integration, event.data);
+    outcome = { ...sent.outcome, crmResult: sent.result };
+  } else {
+    outcome = await sendEnvelope(
+      deps.outbound,
+      integration,
+      event.targetUrl,
+      envelopeFor(integration, { id: eventId, type: event.type, occurredAt, data: event.data }),
+    );
+  }
   await deps.db.transaction().execute(async (trx) => {
     const [id] = await insertDeliveries(trx, [
       {
@@ -140,7 +159,7 @@ export async function testIntegration(
   eventType: "lead.created" | "export.leads",
 ): Promise<SendOutcome> {
   const integration = await integrationOf(deps.db, accountId, id);
-  assertSendable(integration);
+  assertSendable(deps, integration);
   const refusal = eventRefusal(integration.provider, eventType);
   if (refusal !== undefined) {
     throw errors.validation(refusal, [{ path: ["body", "eventType"], message: refusal }]);
@@ -150,7 +169,8 @@ export async function testIntegration(
       ? {
           test: true,
           message: "Test event from the lead service: your integration is receiving events.",
-          sample: SAMPLE,
+          // A CRM gets a sample it can match and write in full (a real record, not removed).
+          sample: isCrmProvider(integration.provider) ? { ...SAMPLE_SUMMARY, ...SAMPLE } : SAMPLE,
         }
       : {
           exportId: `test${Date.now()}`,
@@ -164,6 +184,7 @@ export async function testIntegration(
 }
 
 function destinationOf(integration: DeliveryIntegration): string {
+  if (isCrmProvider(integration.provider)) return crmTarget(integration.provider);
   if (integration.targetUrl === null) throw providerUnavailable(integration.provider);
   return integration.targetUrl;
 }
@@ -186,7 +207,7 @@ export async function retryDelivery(
   const integration = await integrationOf(deps.db, accountId, id);
   const delivery = await findDelivery(deps.db, integration.id, deliveryId);
   if (!delivery) throw errors.notFound("Delivery not found.");
-  assertSendable(integration);
+  assertSendable(deps, integration);
   if (delivery.batchSummary) return requeue(deps.db, delivery);
   const outcome = await sendOnce(deps, integration, {
     type: delivery.eventType,
@@ -213,7 +234,7 @@ async function requeue(db: Db, delivery: Delivery): Promise<RetryOutcome> {
 
 /** The answer of a push. */
 export interface PushOutcome {
-  outcome: SendOutcome;
+  outcome: SendOutcome & { crmResult?: Record<string, string> | null };
   tracked: boolean;
   creditsUsed: number;
 }
@@ -235,7 +256,9 @@ export async function pushLead(
   input: PushInput,
 ): Promise<PushOutcome> {
   const integration = await integrationOf(deps.db, accountId, id);
-  if (isCrmProvider(integration.provider)) throw providerUnavailable(integration.provider);
+  if (isCrmProvider(integration.provider) && !crmOf(deps, integration.provider)) {
+    throw providerUnavailable(integration.provider);
+  }
   if (integration.status !== "connected") {
     throw errors.badRequest(
       `The integration is ${integration.status}: only a connected integration takes pushes.`,

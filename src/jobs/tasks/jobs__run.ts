@@ -5,7 +5,7 @@ import { ApiError } from "../../http/errors.js";
 import type { FileStorage } from "../../storage/file-storage.js";
 import { errorAnswer, internalErrorAnswer, timeoutAnswer, type JobAnswer } from "../answer.js";
 import { JobNoLongerRunning } from "../errors.js";
-import { jobKindNamed, type JobContext } from "../kinds.js";
+import { jobKindNamed, type JobContext, type JobServices } from "../kinds.js";
 import * as repo from "../repository.js";
 import { finishJob, storeFinalAnswer } from "../service.js";
 import { HEARTBEAT_MS } from "../settings.js";
@@ -17,6 +17,8 @@ export interface JobTaskDeps {
   logger: Logger;
   /** The deployment's signing secret (src/lib/signing-secret.ts), for jobs that hand out links. */
   signingSecret: string;
+  /** Services job kinds use (src/jobs/kinds.ts, JobServices). */
+  services?: JobServices;
 }
 
 class Interrupted extends Error {
@@ -84,6 +86,7 @@ export function runJobTask(deps: JobTaskDeps): Task {
       storage: deps.storage,
       logger,
       signingSecret: deps.signingSecret,
+      services: deps.services ?? {},
       signal: controller.signal,
       progress: (update) => repo.updateProgress(deps.db, jobId, update),
       async commit(trx: Trx, answer: JobAnswer) {
