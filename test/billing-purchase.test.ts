@@ -165,6 +165,16 @@ describe("POST /purchase", () => {
     expect(b.stripe.sessions.size).toBe(before);
   });
 
+  it("403 disposable_email for an address at a disposable-mail domain (or a subdomain of one)", async () => {
+    const before = b.stripe.sessions.size;
+    for (const email of ["someone@mailinator.com", "someone@eu.mailinator.com", "SOMEONE@Mailinator.COM"]) {
+      const res = await purchase({ email, plan: "growth" });
+      expect(res.status, email).toBe(403);
+      expect(res.body).toMatchObject({ error: "disposable_email", message: expect.any(String) });
+    }
+    expect(b.stripe.sessions.size).toBe(before);
+  });
+
   it("503 payment_unavailable when the processor cannot be reached", async () => {
     b.stripe.down = true;
     try {

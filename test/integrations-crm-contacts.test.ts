@@ -194,6 +194,8 @@ describe("crm_contacts: catalog and connect", () => {
     const reused = await callback(link.authorizationUrl);
     expect(reused.status).toBe(400);
     expect(reused.headers["content-type"]).toContain("text/html");
+    // Shown by the browser, not downloaded.
+    expect(reused.headers["content-disposition"]).toMatch(/^inline; filename="/);
     const forged = await t.request().get("/api/v1/integrations/oauth/callback?state=forged&code=x");
     expect(forged.status).toBe(400);
 

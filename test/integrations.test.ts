@@ -669,14 +669,15 @@ describe("the PATCH conflict rule", () => {
   }
 
   /**
-   * Waits until a backend runs a statement starting with `prefix` and waits on a lock (read on the
-   * pool: inside a transaction pg_stat_activity is a snapshot).
+   * Waits until a backend of this file's database runs a statement starting with `prefix` and waits
+   * on a lock (other files' databases share the server; read on the pool: inside a transaction
+   * pg_stat_activity is a snapshot).
    */
   async function waitUntilBlocked(prefix: string) {
     for (let i = 0; i < 3_000; i += 1) {
       const { rows } = await t.ctx.pool.query<{ n: string }>(
         `select count(*) as n from pg_stat_activity
-         where wait_event_type = 'Lock' and starts_with(query, $1)`,
+         where datname = current_database() and wait_event_type = 'Lock' and starts_with(query, $1)`,
         [prefix],
       );
       if (Number(rows[0]!.n) >= 1) return;

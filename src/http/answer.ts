@@ -8,13 +8,13 @@ export type WritableAnswer =
   | { status: number; headers?: Record<string, string | number | undefined>; file: ServedFile };
 
 /**
- * `attachment; filename="..."`, quoted as openapi.yaml documents it (the `content-disposition`
+ * `attachment; filename="..."` (or `inline` for a page), quoted as openapi.yaml documents it (the `content-disposition`
  * package leaves token-safe names unquoted), with the exact name also in `filename*` (RFC 6266)
  * when it is not plain printable ASCII or holds a quote or backslash.
  */
-export function contentDisposition(fileName: string): string {
+export function contentDisposition(fileName: string, type: "attachment" | "inline" = "attachment"): string {
   const ascii = fileName.replace(/[^\x20-\x7e]/g, "_").replace(/["\\]/g, "_");
-  const header = `attachment; filename="${ascii}"`;
+  const header = `${type}; filename="${ascii}"`;
   return ascii === fileName ? header : `${header}; filename*=UTF-8''${encodeURIComponent(fileName)}`;
 }
 
@@ -51,7 +51,9 @@ export async function writeFileAnswer(
 ): Promise<void> {
   setHeaders(res, answer.status, answer.headers);
   const { file } = answer;
-  res.setHeader("Content-Disposition", contentDisposition(file.fileName));
+  // A page (the OAuth callback's) is shown by the browser; every other file is downloaded.
+  const type = file.contentType.startsWith("text/html") ? "inline" : "attachment";
+  res.setHeader("Content-Disposition", contentDisposition(file.fileName, type));
   res.setHeader("Content-Type", file.contentType);
   res.setHeader("Content-Length", String(file.size));
   if (!res.hasHeader("Cache-Control")) res.setHeader("Cache-Control", FILE_CACHE_CONTROL);
