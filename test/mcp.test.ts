@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { createServer, type Server as HttpServer } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../src/app/create-app.js";
 import { revokeKey } from "../src/auth/service.js";
 import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { buildWordLeads } from "./helpers/export-job-factories.js";
@@ -34,6 +35,15 @@ afterAll(async () => {
   }
   await receiver?.close();
 });
+
+/** A free local port. */
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
 
 /** An SDK client over Streamable HTTP; `fetch` may send each request elsewhere. */
 async function connect(apiKey: string, fetchImpl?: typeof fetch): Promise<Client> {
@@ -261,21 +271,54 @@ describe("keys, limits and processes", () => {
 
   it("serves one client from two API processes on one database", async () => {
     const { apiKey } = await buildAccount(t.ctx.db);
-    const second = await listen(createApp(t.ctx));
-    let n = 0;
-    const alternating: typeof fetch = (input, init) => {
-      n += 1;
-      const url = String(input instanceof Request ? input.url : input);
-      return fetch(n % 2 === 0 ? url.replace(base, second) : url, init);
-    };
-    const client = await connect(apiKey, alternating);
-    const { tools } = await client.listTools();
-    expect(tools.length).toBeGreaterThan(10);
-    const profile = await call(client, "get_profile");
-    expect(profile.isError).toBeUndefined();
-    expect(n).toBeGreaterThanOrEqual(3);
-    await client.close();
-  });
+    // A second API process (`npm start`'s entry point, ROLE=api) on the test database.
+    const port = await freePort();
+    const second = `http://127.0.0.1:${port}`;
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+      env: {
+        ...process.env,
+        DATABASE_URL: t.database.url,
+        ROLE: "api",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        LOG_LEVEL: "silent",
+        DATA_DIR: t.ctx.config.dataDir,
+        SIGNING_SECRET: t.ctx.signingSecret,
+      },
+      stdio: "ignore",
+    });
+    try {
+      for (let i = 0; ; i += 1) {
+        const up = await fetch(`${second}/api/v1/health`).then(
+          (r) => r.ok,
+          () => false,
+        );
+        if (up) break;
+        if (i > 300) throw new Error("the second API process did not start");
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const hosts = new Set<string>();
+      let n = 0;
+      const alternating: typeof fetch = (input, init) => {
+        n += 1;
+        const url = String(input instanceof Request ? input.url : input);
+        const target = n % 2 === 0 ? url.replace(base, second) : url;
+        hosts.add(new URL(target).port);
+        return fetch(target, init);
+      };
+      const client = await connect(apiKey, alternating);
+      const { tools } = await client.listTools();
+      expect(tools.length).toBeGreaterThan(10);
+      const profile = await call(client, "get_profile");
+      expect(profile.isError).toBeUndefined();
+      const presets = await call(client, "list_filter_presets");
+      expect(presets.isError).toBeUndefined();
+      expect(hosts.size).toBe(2);
+      await client.close();
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 60_000);
 
   // Last: it spends the file's per-IP budget.
   it("limits each client IP to 60 requests a minute (429 with Retry-After)", async () => {
