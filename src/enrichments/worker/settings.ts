@@ -28,7 +28,7 @@ export const DEFAULT_SETTINGS: EnrichmentSettings = {
   matchBatch: 10_000,
   sliceMs: 30_000,
   leaseStaleMs: 120_000,
-  liveConcurrency: 64,
+  liveConcurrency: 192,
   politenessDelayMs: 500,
   liveTimeLimitMs: 12 * 60 * 60 * 1000,
   mailLinkMs: 7 * 24 * 60 * 60 * 1000,
