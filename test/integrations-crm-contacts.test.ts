@@ -225,7 +225,7 @@ describe("crm_contacts: catalog and connect", () => {
     const denied = await t
       .request()
       .get(
-        `/api/v1/integrations/oauth/callback?state=${state}&error=access_denied&error_description=User%20said%20no`,
+        `/api/v1/integrations/oauth/callback?state=${state}&error=access_denied&error_description=User+said+no`,
       );
     expect(denied.status, denied.text).toBe(200);
     expect(denied.text).toContain("User said no");

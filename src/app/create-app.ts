@@ -7,10 +7,10 @@ import type { OperationHandlers } from "../http/contract.js";
 import { contractViolations, type ContractViolation } from "../http/contract-violations.js";
 import { dispatchOperations, refuseNotBuilt } from "../http/dispatch.js";
 import { errorHandler } from "../http/error-handler.js";
+import { normalizeFreeTextQuery } from "../http/query-encoding.js";
 import { keepRawBody, markArrival, matchedOf, matchOperation } from "../http/request-state.js";
 import { loadSpec } from "../http/spec.js";
 import { contractValidator } from "../http/validator.js";
-import { normalizeSearchQuery } from "../leads/search/query-encoding.js";
 import type { OpenApiDocument } from "../mcp/input-schema.js";
 import { mcpRoutes } from "../mcp/route.js";
 import { rateLimit } from "../rate-limit/middleware.js";
@@ -94,8 +94,9 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
   app.use((req, res, next) =>
     (matchedOf(res)?.operation.operationId === "createEnrichment" ? enrichmentJson : json)(req, res, next),
   );
-  // Search terms may arrive with raw reserved characters the validator refuses (see the function).
-  app.use(normalizeSearchQuery);
+  // Search terms and the OAuth callback's texts may arrive with raw reserved characters or `+`,
+  // which the validator refuses (see the function).
+  app.use(normalizeFreeTextQuery);
   app.use(contractValidator(spec.document, ctx.logger, reportViolation));
   app.use(dispatchOperations(handlers));
   app.use(errorHandler(ctx.logger, reportViolation));

@@ -1,8 +1,12 @@
 import type { RequestHandler } from "express";
-import { matchedOf } from "../../http/request-state.js";
+import { matchedOf } from "./request-state.js";
 
-/** Operations whose list-valued query parameters carry free text (search terms, JSON array strings). */
-const SEARCH_OPERATIONS = new Set(["searchLeads", "previewLeads"]);
+/**
+ * Operations whose query values carry free text: the lead searches' list-valued parameters (search
+ * terms, JSON array strings), and the OAuth callback, whose `error_description` a CRM sends form
+ * encoded (`User+denied+access`).
+ */
+const FREE_TEXT_QUERY_OPERATIONS = new Set(["searchLeads", "previewLeads", "integrationOAuthCallback"]);
 
 /** Reserved characters the request validator refuses raw in query values (`,` stays: the list delimiter). */
 const RESERVED = /[:/?#[\]@!$'()*;=]/g;
@@ -30,10 +34,10 @@ export function encodeSearchQuery(query: string): string {
     .join("&");
 }
 
-/** Middleware (before the contract validator): encodeSearchQuery on the lead search endpoints. */
-export const normalizeSearchQuery: RequestHandler = (req, res, next) => {
+/** Middleware (before the contract validator): encodeSearchQuery on the free-text query operations. */
+export const normalizeFreeTextQuery: RequestHandler = (req, res, next) => {
   const q = req.originalUrl.indexOf("?");
-  if (q >= 0 && SEARCH_OPERATIONS.has(matchedOf(res)?.operation.operationId ?? "")) {
+  if (q >= 0 && FREE_TEXT_QUERY_OPERATIONS.has(matchedOf(res)?.operation.operationId ?? "")) {
     const encoded = encodeSearchQuery(req.originalUrl.slice(q + 1));
     req.originalUrl = `${req.originalUrl.slice(0, q)}?${encoded}`;
     const uq = req.url.indexOf("?");
