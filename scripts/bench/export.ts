@@ -12,7 +12,7 @@ import { generateLeads } from "../../src/leads/import/generate.js";
 import { importLeadRecords } from "../../src/leads/import/importer.js";
 import { toLead } from "../../src/leads/presenter.js";
 import { findLeadsByIds } from "../../src/leads/repository.js";
-import { freePort, startProcess, stopProcess, ownDatabase } from "./lib.js";
+import { startService, stopProcess, ownDatabase } from "./lib.js";
 
 const LEADS = Number(process.env.BENCH_EXPORT_LEADS ?? 100_000);
 const SEED = 20261123;
@@ -174,21 +174,7 @@ export async function benchExport(databaseUrl: string): Promise<Record<string, u
       maxRowsPerFile: XLSX_ROWS_PER_FILE,
     });
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const service = await startProcess(
-      "src/main.ts",
-      {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: target.url,
-        DATA_DIR: dir,
-        ROLE: "all",
-        LOG_LEVEL: "warn",
-        PUBLIC_BASE_URL: base,
-      },
-      `${base}/api/v1/health`,
-    );
+    const { base, service } = await startService(target.url, dir);
     let csv, xlsx, peak;
     const peakAfterStart = rssMb(service.pid ?? -1);
     try {

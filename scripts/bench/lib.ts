@@ -46,6 +46,34 @@ export async function startProcess(
   throw new Error(`${entry} did not start`);
 }
 
+/**
+ * `npm start` as a child process (ROLE=all: API and worker) on a database, listening on a free
+ * local port; `env` adds to or overrides its settings.
+ */
+export async function startService(
+  databaseUrl: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ base: string; service: ChildProcess }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const service = await startProcess(
+    "src/main.ts",
+    {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl,
+      DATA_DIR: dataDir,
+      ROLE: "all",
+      LOG_LEVEL: "warn",
+      PUBLIC_BASE_URL: base,
+      ...env,
+    },
+    `${base}/api/v1/health`,
+  );
+  return { base, service };
+}
+
 export async function stopProcess(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once("exit", resolve));

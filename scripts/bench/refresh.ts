@@ -7,7 +7,7 @@ import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.
 import { generateLeads } from "../../src/leads/import/generate.js";
 import { importLeadRecords } from "../../src/leads/import/importer.js";
 import { recordDeliveredLeads } from "../../src/leads/versions.js";
-import { freePort, ownDatabase, startProcess, stopProcess } from "./lib.js";
+import { ownDatabase, startService, stopProcess } from "./lib.js";
 
 const ENTRIES = Number(process.env.BENCH_REFRESH_ENTRIES ?? 5_000);
 const OTHER_LEADS = Number(process.env.BENCH_REFRESH_OTHER_LEADS ?? 45_000);
@@ -100,21 +100,7 @@ export async function benchRefresh(databaseUrl: string): Promise<Record<string, 
       select count(*)::int as n from lead_export_history h join leads l on l.id = h.lead_id
       where h.account_id = ${refresher.accountId} and l.version <> h.lead_version`.execute(db);
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const service = await startProcess(
-      "src/main.ts",
-      {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: target.url,
-        DATA_DIR: dir,
-        ROLE: "all",
-        LOG_LEVEL: "warn",
-        PUBLIC_BASE_URL: base,
-      },
-      `${base}/api/v1/health`,
-    );
+    const { base, service } = await startService(target.url, dir);
     let exportRun, refreshRun, refreshAndExportRun;
     try {
       // Warm-up (not timed): each request's code paths once, as in any running service.

@@ -8,7 +8,7 @@ import { createAccountWithKey } from "../../src/accounts/service.js";
 import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
 import { createEmailSchedule } from "../../src/email-schedules/service.js";
 import { insertPreset } from "../../src/filter-presets/repository.js";
-import { freePort, ownDatabase, startProcess, stopProcess } from "./lib.js";
+import { ownDatabase, startService, stopProcess } from "./lib.js";
 
 /** Schedules (and exports) of the run, and leads each one sends. */
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 100);
@@ -174,22 +174,7 @@ export async function benchSchedules(databaseUrl: string): Promise<Record<string
       exporters.push({ apiKey: (await account(`export-${k}`)).apiKey, word });
     }
 
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const service = await startProcess(
-      "src/main.ts",
-      {
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: target.url,
-        DATA_DIR: dir,
-        ROLE: "all",
-        LOG_LEVEL: "warn",
-        PUBLIC_BASE_URL: base,
-        SMTP_URL: smtp.url,
-      },
-      `${base}/api/v1/health`,
-    );
+    const { base, service } = await startService(target.url, dir, { SMTP_URL: smtp.url });
     const pid = service.pid ?? -1;
     try {
       // Warm-up: one export and one schedule run compile the code paths once.
