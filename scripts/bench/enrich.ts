@@ -9,9 +9,7 @@ import { createAccountWithKey } from "../../src/accounts/service.js";
 import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
 import { createEnrichmentRun } from "../../src/enrichments/service.js";
 import { DEFAULT_SETTINGS } from "../../src/enrichments/worker/settings.js";
-import { generateLeads } from "../../src/leads/import/generate.js";
-import { importLeadRecords } from "../../src/leads/import/importer.js";
-import { freePort, startProcess, stopProcess } from "./lib.js";
+import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
 
 const LEADS = Number(process.env.BENCH_ENRICH_LEADS ?? 1_000_000);
 const URLS = Number(process.env.BENCH_ENRICH_URLS ?? 100_000);
@@ -53,25 +51,6 @@ function sampleRss(pid: number, peak: number): number {
   } catch {
     return peak;
   }
-}
-
-/** Loads generated leads until the table holds `LEADS` of them (an existing load is reused). */
-async function ensureLeads(db: Db): Promise<{ leads: number; importSeconds: number | null }> {
-  const count = async () =>
-    Number(
-      (
-        await db
-          .selectFrom("leads")
-          .select((eb) => eb.fn.countAll<number>().as("n"))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const before = await count();
-  if (before >= LEADS) return { leads: before, importSeconds: null };
-  const started = performance.now();
-  await importLeadRecords(db, generateLeads(LEADS, SEED));
-  await sql`vacuum analyze leads`.execute(db);
-  return { leads: await count(), importSeconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
 }
 
 /**
@@ -340,7 +319,7 @@ export async function benchEnrich(databaseUrl: string): Promise<Record<string, u
   const { db } = createDatabase(databaseUrl, 8);
   try {
     await migrateToLatest(db);
-    const loaded = await ensureLeads(db);
+    const loaded = await ensureLeads(db, LEADS, SEED);
     const matching = await benchMatching(databaseUrl, db);
     const live = await benchLive(databaseUrl, db);
     return { leads: loaded.leads, importSeconds: loaded.importSeconds, matching, live };

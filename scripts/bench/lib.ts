@@ -1,4 +1,8 @@
 import pg from "pg";
+import { sql } from "kysely";
+import type { Db } from "../../src/db/database.js";
+import { generateLeads } from "../../src/leads/import/generate.js";
+import { importLeadRecords } from "../../src/leads/import/importer.js";
 import autocannon from "autocannon";
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -143,4 +147,30 @@ export async function ownDatabase(
       await cleanup.end();
     },
   };
+}
+
+/**
+ * Loads `count` generated leads (seed `seed`) unless the table already holds that many (an
+ * existing load is reused), then vacuums and analyzes as an operator would after a bulk load.
+ */
+export async function ensureLeads(
+  db: Db,
+  count: number,
+  seed: number,
+): Promise<{ leads: number; importSeconds: number | null }> {
+  const stored = async () =>
+    Number(
+      (
+        await db
+          .selectFrom("leads")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const before = await stored();
+  if (before >= count) return { leads: before, importSeconds: null };
+  const started = performance.now();
+  await importLeadRecords(db, generateLeads(count, seed));
+  await sql`vacuum analyze leads`.execute(db);
+  return { leads: await stored(), importSeconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
 }

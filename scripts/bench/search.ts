@@ -1,13 +1,10 @@
-import { sql } from "kysely";
 import { createAccountWithKey } from "../../src/accounts/service.js";
 import { createApiKey } from "../../src/auth/service.js";
-import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
-import { generateLeads } from "../../src/leads/import/generate.js";
+import { createDatabase, migrateToLatest } from "../../src/db/database.js";
 import { STATES } from "../../src/leads/import/generate-data.js";
-import { importLeadRecords } from "../../src/leads/import/importer.js";
 import { parseSearchFilters } from "../../src/leads/search/filters.js";
 import { searchPageQuery } from "../../src/leads/search/query.js";
-import { freePort, startProcess, stopProcess } from "./lib.js";
+import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
 
 const LEADS = Number(process.env.BENCH_SEARCH_LEADS ?? 1_000_000);
 const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 200);
@@ -188,26 +185,6 @@ async function measure(
   };
 }
 
-/** Loads generated leads until the table holds `LEADS` of them (an existing load is reused). */
-async function ensureLeads(db: Db): Promise<{ leads: number; importSeconds: number | null }> {
-  const count = async () =>
-    Number(
-      (
-        await db
-          .selectFrom("leads")
-          .select((eb) => eb.fn.countAll<number>().as("n"))
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const before = await count();
-  if (before >= LEADS) return { leads: before, importSeconds: null };
-  const started = performance.now();
-  await importLeadRecords(db, generateLeads(LEADS, SEED));
-  // After a bulk load, as an operator would: statistics and the visibility map.
-  await sql`vacuum analyze leads`.execute(db);
-  return { leads: await count(), importSeconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
-}
-
 /**
  * `GET /leads` over 1,000,000 generated leads: 200 varied searches (two positive keywords over
  * the four searched columns, one state, one negative keyword, limit 50) through HTTP, against the
@@ -216,7 +193,7 @@ async function ensureLeads(db: Db): Promise<{ leads: number; importSeconds: numb
 export async function benchSearch(databaseUrl: string): Promise<Record<string, unknown>> {
   const { db, pool } = createDatabase(databaseUrl, 4);
   await migrateToLatest(db);
-  const loaded = await ensureLeads(db);
+  const loaded = await ensureLeads(db, LEADS, SEED);
   const { accountId, apiKey } = await createAccountWithKey(db, {
     email: `bench-search-${Date.now()}@example.com`,
     plan: "enterprise",

@@ -1,14 +1,9 @@
 import type { Db } from "../db/database.js";
+import type { LinkSigner } from "../export-history/service.js";
 import type { Handlers } from "../http/contract.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { toAcceptedBody, toRunBody } from "./presenter.js";
-import {
-  createEnrichmentRun,
-  createResultLink,
-  getEnrichmentRun,
-  listEnrichmentRuns,
-  type LinkSigner,
-} from "./service.js";
+import { createEnrichmentRun, createResultLink, getEnrichmentRun, listEnrichmentRuns } from "./service.js";
 
 type EnrichmentOperation = "createEnrichment" | "listEnrichments" | "getEnrichment" | "getEnrichmentDownload";
 

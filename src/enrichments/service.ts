@@ -4,7 +4,7 @@ import type { Db, DbOrTrx } from "../db/database.js";
 import { unavailability } from "../export-history/entry.js";
 import { fileUnavailable } from "../export-history/errors.js";
 import { findEntry } from "../export-history/repository.js";
-import { signFileToken } from "../export-history/signed-links.js";
+import { signedFileLink, type LinkSigner } from "../export-history/service.js";
 import { ApiError, errors } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { findEmailResultsSetting, findRun, insertRows, insertRun, listRuns, queueRun } from "./repository.js";
@@ -90,31 +90,6 @@ export function resultReady(run: EnrichmentRun): boolean {
     run.resultEntryId !== null &&
     (run.status === "completed" || run.status === "partial" || run.status === "delivering")
   );
-}
-
-/** Where signed links point and what signs them. */
-export interface LinkSigner {
-  signingSecret: string;
-  publicBaseUrl: string;
-}
-
-/** A signed link to a stored export history file, valid `lifetimeMs` (at most until the file expires). */
-export function signedFileLink(
-  signer: LinkSigner,
-  entry: { id: number; accountId: number; expiresAt: Date },
-  lifetimeMs: number,
-  now = new Date(),
-): { url: string; expiresAt: Date } {
-  const expiresAt = new Date(Math.min(now.getTime() + lifetimeMs, entry.expiresAt.getTime()));
-  const token = signFileToken(signer.signingSecret, {
-    entryId: entry.id,
-    accountId: entry.accountId,
-    expiresAt,
-  });
-  return {
-    url: `${signer.publicBaseUrl}/api/v1/files/${token}`,
-    expiresAt: new Date(Math.floor(expiresAt.getTime() / 1000) * 1000),
-  };
 }
 
 /**

@@ -75,6 +75,29 @@ export interface LinkSigner {
 }
 
 /**
+ * A signed direct link to a stored file of the export history, valid `lifetimeMs` (or until the
+ * file expires, if sooner). The token's expiry has whole seconds: the answer is the time the link
+ * really stops working.
+ */
+export function signedFileLink(
+  signer: LinkSigner,
+  entry: { id: number; accountId: number; expiresAt: Date },
+  lifetimeMs: number,
+  now = new Date(),
+): { url: string; expiresAt: Date } {
+  const expiresAt = new Date(Math.min(now.getTime() + lifetimeMs, entry.expiresAt.getTime()));
+  const token = signFileToken(signer.signingSecret, {
+    entryId: entry.id,
+    accountId: entry.accountId,
+    expiresAt,
+  });
+  return {
+    url: `${signer.publicBaseUrl}/api/v1/files/${token}`,
+    expiresAt: new Date(Math.floor(expiresAt.getTime() / 1000) * 1000),
+  };
+}
+
+/**
  * A signed direct link to the entry's file, valid 15 minutes (or until the file expires, if sooner).
  * For an entry already checked as available (the export job's `inline: false` answer uses it too).
  */
@@ -83,15 +106,7 @@ export function downloadLinkFor(
   entry: ExportHistoryEntry,
   now = new Date(),
 ): { url: string; expiresAt: Date } {
-  const expiresAt = new Date(Math.min(now.getTime() + LINK_LIFETIME_MS, entry.expiresAt.getTime()));
-  const token = signFileToken(signer.signingSecret, {
-    entryId: entry.id,
-    accountId: entry.accountId,
-    expiresAt,
-  });
-  // The token's expiry has whole seconds: answer the time the link really stops working.
-  const effective = new Date(Math.floor(expiresAt.getTime() / 1000) * 1000);
-  return { url: `${signer.publicBaseUrl}/api/v1/files/${token}`, expiresAt: effective };
+  return signedFileLink(signer, entry, LINK_LIFETIME_MS, now);
 }
 
 /** A signed link to the account's file `id`: 404 for another account's, 410 when unavailable. */

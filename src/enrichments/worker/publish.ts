@@ -9,7 +9,7 @@ import { ApiError } from "../../http/errors.js";
 import { enqueueMail } from "../../mail/queue.js";
 import { capScrapedRows, updateLeasedRun } from "../repository.js";
 import { liveBudgetTenths, type EnrichmentRun } from "../run.js";
-import { signedFileLink } from "../service.js";
+import { signedFileLink } from "../../export-history/service.js";
 import { writeResultFile } from "./result-file.js";
 import type { RunContext } from "./settings.js";
 
