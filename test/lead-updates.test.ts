@@ -2,6 +2,9 @@ import type { Runner } from "graphile-worker";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importLeadRecords } from "../src/leads/import/importer.js";
+import { sendQueuedLiveUpdates } from "../src/leads/import/live-updates.js";
+import { validateLeadRecord, type LeadImportRow } from "../src/leads/import/record.js";
+import { upsertLeadRows } from "../src/leads/import/repository.js";
 import { useTestApp } from "./helpers/app.js";
 import { startDeliveryRunner } from "./helpers/delivery-runner.js";
 import { buildAccount } from "./helpers/factories.js";
@@ -296,9 +299,86 @@ describe("live updates of an import", () => {
     // Received after the change (at its version): nothing is newer than what the account has.
     await sql`insert into lead_export_history (account_id, lead_id, exported_at, export_method, lead_version)
       values (${account.accountId}, ${lead.id}, now(), 'api', ${lead.version})`.execute(t.ctx.db);
-    const { sendImportLiveUpdates } = await import("../src/leads/import/live-updates.js");
-    expect(await sendImportLiveUpdates(t.ctx.db, { ids: [lead.id], versions: [lead.version] })).toBe(0);
+    const { queueLiveUpdates } = await import("../src/leads/import/live-updates-queue.js");
+    await queueLiveUpdates(t.ctx.db, { ids: [lead.id], versions: [lead.version] });
+    expect(await sendQueuedLiveUpdates(t.ctx.db)).toBe(0);
     await settled([hook.id]);
     expect(await deliveriesOf(hook.id)).toEqual([]);
+  });
+
+  /** The validated row of a record, as the importer writes it. */
+  function rowOf(record: Record<string, unknown>): LeadImportRow {
+    const checked = validateLeadRecord(record, "json");
+    if (!checked.ok) throw new Error(checked.problems.join("; "));
+    return checked.row;
+  }
+
+  const queued = async () =>
+    (await sql<{ n: number }>`select count(*)::int as n from lead_live_updates`.execute(t.ctx.db)).rows[0]?.n;
+
+  it("keeps the changes of a batch whose import died before sending them; the sweep sends each once", async () => {
+    const [x, y] = [uniqueWord("lx"), uniqueWord("ly")];
+    await importLeadRecords(t.ctx.db, [baseRecord(x), baseRecord(y)]);
+    const [lx, ly] = [await leadByExternalId(x), await leadByExternalId(y)];
+    const holder = await buildAccount(t.ctx.db);
+    await markReceived(t.ctx.db, holder.accountId, [lx.id, ly.id], "api");
+    const hook = await createWebhook(holder.auth, ["lead.updated"]);
+    expect(await queued()).toBe(0);
+
+    // Two batches committed (x changed twice), then the importing process died: nothing sent yet.
+    await upsertLeadRows(t.ctx.db, [rowOf({ ...baseRecord(x), city: "Dallas" }), rowOf(baseRecord(y))]);
+    await upsertLeadRows(t.ctx.db, [rowOf({ ...baseRecord(x), city: "Houston" })]);
+    expect(await queued()).toBe(2);
+    await settled([hook.id]);
+    expect(await deliveriesOf(hook.id)).toEqual([]);
+
+    // The sweep leaves batches younger than its grace period to their import...
+    expect(await sendQueuedLiveUpdates(t.ctx.db, { queuedBefore: new Date(Date.now() - 60_000) })).toBe(0);
+    expect(await queued()).toBe(2);
+    // ... and sends older ones: x once, at its newest data; y (unchanged) not at all.
+    expect(await sendQueuedLiveUpdates(t.ctx.db, { queuedBefore: new Date(Date.now() + 1_000) })).toBe(1);
+    expect(await queued()).toBe(0);
+    const [got] = await receiver.waitForAt(hook.path, 1);
+    verifyDelivery(got!, hook.secret);
+    expect(got!.event).toMatchObject({ type: "lead.updated", data: { id: lx.id, city: "Houston" } });
+    expect(await sendQueuedLiveUpdates(t.ctx.db)).toBe(0);
+    await settled([hook.id]);
+    expect(await deliveriesOf(hook.id)).toEqual([{ event_type: "lead.updated", status: "success" }]);
+  });
+
+  it("queues nothing for a batch that rolled back", async () => {
+    const x = uniqueWord("lx");
+    await importLeadRecords(t.ctx.db, [baseRecord(x)]);
+    const lead = await leadByExternalId(x);
+    await expect(
+      t.ctx.db.transaction().execute(async (trx) => {
+        await upsertLeadRows(trx, [rowOf({ ...baseRecord(x), city: "Dallas" })]);
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(await queued()).toBe(0);
+    expect((await leadByExternalId(x)).version).toBe(lead.version);
+  });
+
+  it("sends each queued change once when several senders drain at the same time", async () => {
+    const ids = Array.from({ length: 30 }, () => uniqueWord("lc"));
+    await importLeadRecords(t.ctx.db, ids.map(baseRecord));
+    const leads = await Promise.all(ids.map(leadByExternalId));
+    const holder = await buildAccount(t.ctx.db);
+    await markReceived(
+      t.ctx.db,
+      holder.accountId,
+      leads.map((l) => l.id),
+      "api",
+    );
+    const hook = await createWebhook(holder.auth, ["lead.updated"]);
+    for (const id of ids) await upsertLeadRows(t.ctx.db, [rowOf({ ...baseRecord(id), zip: "78705" })]);
+    expect(await queued()).toBe(30);
+    const sent = await Promise.all([1, 2, 3].map(() => sendQueuedLiveUpdates(t.ctx.db)));
+    expect(sent.reduce((a, b) => a + b, 0)).toBe(30);
+    await receiver.waitForAt(hook.path, 30);
+    await settled([hook.id]);
+    const delivered = receiver.at(hook.path).map((d) => (d.event.data as { id: number }).id);
+    expect(delivered.sort((a, b) => a - b)).toEqual(leads.map((l) => l.id).sort((a, b) => a - b));
   });
 });

@@ -10,7 +10,8 @@ import { workerLogger } from "../../src/jobs/runtime.js";
 import { createLogger } from "../../src/lib/logger.js";
 import { createDatabase, migrateToLatest, type Db } from "../../src/db/database.js";
 import { generateLeads } from "../../src/leads/import/generate.js";
-import { sendImportLiveUpdates } from "../../src/leads/import/live-updates.js";
+import { sendQueuedLiveUpdates } from "../../src/leads/import/live-updates.js";
+import { queueLiveUpdates } from "../../src/leads/import/live-updates-queue.js";
 import { writeNdjsonFile } from "../../src/leads/import/ndjson-file.js";
 
 const LINES = Number(process.env.BENCH_IMPORT_LINES ?? 1_000_000);
@@ -196,11 +197,13 @@ async function benchLiveUpdates(
     id: number;
     version: number;
   }>`select id, version from leads order by id`.execute(db);
+  // Queued as the import's batches queue them (one row per batch), then sent.
+  for (let at = 0; at < changed.rows.length; at += Number(BATCH_SIZE)) {
+    const part = changed.rows.slice(at, at + Number(BATCH_SIZE));
+    await queueLiveUpdates(db, { ids: part.map((r) => r.id), versions: part.map((r) => r.version) });
+  }
   const sendStart = performance.now();
-  const sent = await sendImportLiveUpdates(db, {
-    ids: changed.rows.map((r) => r.id),
-    versions: changed.rows.map((r) => r.version),
-  });
+  const sent = await sendQueuedLiveUpdates(db);
   const liveUpdateSeconds = (performance.now() - sendStart) / 1000;
   await sql`delete from event_outbox`.execute(db);
 

@@ -31,6 +31,11 @@ import type { Mailer } from "../mail/mailer.js";
 import { MAIL_TASK } from "../mail/queue.js";
 import { mailSendTask } from "../mail/task.js";
 import { rateLimitsCleanup } from "../rate-limit/tasks/rate_limits__cleanup.js";
+import {
+  LIVE_UPDATES_CRONTAB,
+  LIVE_UPDATES_SWEEP_TASK,
+  liveUpdatesSweepTask,
+} from "../leads/import/live-updates-task.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { DELIVER_SWEEP_CRONTAB, deliveryTaskList } from "../integrations/deliveries/tasks.js";
 import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
@@ -44,7 +49,8 @@ const CRONTAB =
   EXPORT_FILES_CLEANUP_CRONTAB +
   AI_CRONTAB +
   EMAIL_SCHEDULES_CRONTAB +
-  COLLECT_OVERAGE_CRONTAB;
+  COLLECT_OVERAGE_CRONTAB +
+  LIVE_UPDATES_CRONTAB;
 
 /** What tasks that touch the service's data need (job kinds run on these). */
 export interface WorkerDeps {
@@ -149,6 +155,7 @@ async function startJobsRunner(
       export_files__cleanup: exportFilesCleanup(deps),
       [COLLECT_OVERAGE_TASK]: billingCollectOverage({ db: deps.db, processor: deps.payments, logger }),
       [MAIL_TASK]: mailSendTask(deps.mailer, deps.storage),
+      [LIVE_UPDATES_SWEEP_TASK]: liveUpdatesSweepTask(deps.db),
       [OWNER_SUMMARY_TASK]: integrationsOwnerSummary(deps),
       [RUN_DUE_TASK]: runDueTask({
         db: deps.db,

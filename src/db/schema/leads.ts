@@ -103,9 +103,19 @@ export interface ExportBlacklistTable {
 }
 
 /** Tables of the lead database and what accounts keep about leads. */
+/** Existing leads an import batch changed, queued for live updates (one row per batch). */
+export interface LeadLiveUpdatesTable {
+  id: Generated<string>;
+  lead_ids: number[];
+  /** The leads' versions after the change, parallel to `lead_ids`. */
+  versions: number[];
+  created_at: CreatedAt;
+}
+
 export interface LeadTables {
   leads: LeadsTable;
   lead_versions: LeadVersionsTable;
+  lead_live_updates: LeadLiveUpdatesTable;
   lead_export_history: LeadExportHistoryTable;
   filter_presets: FilterPresetsTable;
   keyword_lists: KeywordListsTable;

@@ -16,8 +16,8 @@ interface InFlight {
 export class BatchWriter {
   inserted = 0;
   updated = 0;
-  /** Existing leads whose data the written batches changed, with their new versions (live updates). */
-  readonly changed: { ids: number[]; versions: number[] } = { ids: [], versions: [] };
+  /** Existing leads whose data the written batches changed (queued for live updates). */
+  changed = 0;
   private batch: LeadImportRow[] = [];
   private batchIds = new Map<string, number>();
   private readonly inFlight = new Set<InFlight>();
@@ -90,10 +90,7 @@ export class BatchWriter {
         (r) => {
           this.inserted += r.inserted;
           this.updated += r.updated;
-          for (let i = 0; i < r.changed.ids.length; i += 1) {
-            this.changed.ids.push(r.changed.ids[i] as number);
-            this.changed.versions.push(r.changed.versions[i] as number);
-          }
+          this.changed += r.changed;
         },
         (error: unknown) => {
           this.failure ??= { error };

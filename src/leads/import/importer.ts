@@ -1,7 +1,7 @@
 import type { Db } from "../../db/database.js";
 import { announceImportedLeads } from "./announce.js";
 import { BatchWriter } from "./batch-writer.js";
-import { sendImportLiveUpdates } from "./live-updates.js";
+import { sendQueuedLiveUpdates } from "./live-updates.js";
 import { readImportFile, type SourceItem } from "./readers.js";
 import { validateLeadRecord, type RecordForm } from "./record.js";
 
@@ -70,13 +70,14 @@ async function runImport(
       else reject(item.line, checked.problems.join("; "));
     }
     await writer.close();
-    // After every batch committed: one lookup of who holds the changed leads, one outbox row
-    // per account (live-updates.ts).
-    await sendImportLiveUpdates(db, writer.changed);
+    // After every batch committed: the changed leads each batch queued are sent in bulk, one
+    // lookup of who holds them and one outbox row per account (live-updates.ts).
+    if (writer.changed > 0) await sendQueuedLiveUpdates(db);
   } catch (err) {
     await writer.settle();
-    // A stopped import still tells the accounts about the leads it changed before it stopped.
-    await sendImportLiveUpdates(db, writer.changed).catch(() => 0);
+    // A stopped import still tells the accounts about the leads it changed before it stopped
+    // (and if this fails too, the worker's sweep sends what stays queued).
+    if (writer.changed > 0) await sendQueuedLiveUpdates(db).catch(() => 0);
     throw err;
   } finally {
     // Every batch is settled here, the written ones committed: one announcement for the whole

@@ -107,8 +107,8 @@ const SET_REPLACED = sql.raw(REPLACED.map((c) => `${c} = excluded.${c}`).join(",
 export interface WrittenBatch {
   inserted: number;
   updated: number;
-  /** Existing leads whose data this batch changed: their ids and new versions (same order). */
-  changed: { ids: number[]; versions: number[] };
+  /** Existing leads whose data this batch changed (queued for live updates). */
+  changed: number;
 }
 
 /**
@@ -117,11 +117,12 @@ export interface WrittenBatch {
  * without one are inserted. The batch travels as one array parameter per column expanded by
  * `unnest`, so a batch of any size has 40 bind values and PostgreSQL parses arrays rather than a
  * JSON document (about a third faster, measured). Answers the counts and the existing leads whose
- * data changed (their version moved; the prior versions are read in the same statement). The
- * caller must not put the same external id twice in one batch.
+ * data changed (their version moved; the prior versions are read in the same statement), which the
+ * same statement also queues for live updates (`lead_live_updates`). The caller must not put the
+ * same external id twice in one batch.
  */
 export async function upsertLeadRows(db: DbOrTrx, rows: readonly LeadImportRow[]): Promise<WrittenBatch> {
-  if (rows.length === 0) return { inserted: 0, updated: 0, changed: { ids: [], versions: [] } };
+  if (rows.length === 0) return { inserted: 0, updated: 0, changed: 0 };
   const parameters = IMPORT_COLUMNS.map(
     (column, i) => sql`${columnValues(rows, column)}::${PARAMETER_TYPES[i] as ReturnType<typeof sql.raw>}`,
   );
@@ -130,8 +131,7 @@ export async function upsertLeadRows(db: DbOrTrx, rows: readonly LeadImportRow[]
   const { rows: result } = await sql<{
     inserted: number;
     updated: number;
-    ids: number[] | null;
-    versions: number[] | null;
+    changed: number;
   }>`
     with prior as (
       select id, version from leads where external_id = any(cast(${externalIds} as text[]))
@@ -147,16 +147,20 @@ export async function upsertLeadRows(db: DbOrTrx, rows: readonly LeadImportRow[]
           from (select ${reasons} as reasons) r)
       -- xmax is 0 on a freshly inserted row version and the locker's id on one ON CONFLICT updated.
       returning id, version, (xmax = 0) as inserted
+    ),
+    counted as (
+      select count(*) filter (where w.inserted)::int as inserted,
+        count(*) filter (where not w.inserted)::int as updated,
+        array_agg(w.id order by w.id) filter (where not w.inserted and w.version is distinct from p.version) as ids,
+        array_agg(w.version order by w.id) filter (where not w.inserted and w.version is distinct from p.version) as versions
+      from written w left join prior p on p.id = w.id
+    ),
+    -- Queued in the statement that changes them, so live updates survive a crash (live-updates.ts).
+    queued as (
+      insert into lead_live_updates (lead_ids, versions)
+      select ids, versions from counted where ids is not null
     )
-    select count(*) filter (where w.inserted)::int as inserted,
-      count(*) filter (where not w.inserted)::int as updated,
-      array_agg(w.id order by w.id) filter (where not w.inserted and w.version is distinct from p.version) as ids,
-      array_agg(w.version order by w.id) filter (where not w.inserted and w.version is distinct from p.version) as versions
-    from written w left join prior p on p.id = w.id`.execute(db);
+    select inserted, updated, coalesce(cardinality(ids), 0) as changed from counted`.execute(db);
   const row = result[0];
-  return {
-    inserted: row?.inserted ?? 0,
-    updated: row?.updated ?? 0,
-    changed: { ids: row?.ids ?? [], versions: row?.versions ?? [] },
-  };
+  return { inserted: row?.inserted ?? 0, updated: row?.updated ?? 0, changed: row?.changed ?? 0 };
 }
