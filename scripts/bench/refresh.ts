@@ -12,6 +12,8 @@ import { ownDatabase, startService, stopProcess } from "./lib.js";
 const ENTRIES = Number(process.env.BENCH_REFRESH_ENTRIES ?? 5_000);
 const OTHER_LEADS = Number(process.env.BENCH_REFRESH_OTHER_LEADS ?? 45_000);
 const SEED = 20261124;
+/** Rounds of the three timed requests (each round on accounts of its own); medians are reported. */
+const ROUNDS = Number(process.env.BENCH_REFRESH_ROUNDS ?? 3);
 /** A word only the benchmark's held leads carry, so a plain export selects exactly them. */
 const WORD = "zqrefreshbench";
 
@@ -68,12 +70,18 @@ async function timeRequest(base: string, apiKey: string, path: string, body: unk
   return { seconds: Number(seconds.toFixed(2)), bytes };
 }
 
+/** The run of median time. */
+function median<T extends { seconds: number }>(runs: T[]): T {
+  const sorted = [...runs].sort((a, b) => a.seconds - b.seconds);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
 /**
  * Refresh and refresh-and-export of 5,000 lead export history entries (half of the leads changed
  * by a real import since they were received) as CSV, end to end through HTTP (the service as a
  * child process, API and worker in one), against a plain `POST /leads/export` of the same 5,000
- * leads in the same run (after one small warm-up of each request). Goal: each within 2x of the
- * export.
+ * leads in the same run (after one small warm-up of each request), in interleaved rounds
+ * (BENCH_REFRESH_ROUNDS, default 3; medians compared). Goal: each within 2x of the export.
  */
 export async function benchRefresh(databaseUrl: string): Promise<Record<string, unknown>> {
   const target = await ownDatabase(databaseUrl, "refresh");
@@ -92,8 +100,13 @@ export async function benchRefresh(databaseUrl: string): Promise<Record<string, 
     const leadIds = held.map((r) => r.id);
     const warmUp = await accountHolding(db, "warm-up", leadIds.slice(0, 20));
     const exporter = await accountHolding(db, "export", leadIds);
-    const refresher = await accountHolding(db, "refresh", leadIds);
-    const refreshExporter = await accountHolding(db, "refresh-and-export", leadIds);
+    const refreshers = [];
+    const refreshExporters = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      refreshers.push(await accountHolding(db, `refresh-${round}`, leadIds));
+      refreshExporters.push(await accountHolding(db, `refresh-and-export-${round}`, leadIds));
+    }
+    const refresher = refreshers[0]!;
     // Half of the held leads change: a new phone and last-updated date, through the importer.
     await importLeadRecords(db, heldLeads(true));
     const changed = await sql<{ n: number }>`
@@ -101,7 +114,9 @@ export async function benchRefresh(databaseUrl: string): Promise<Record<string, 
       where h.account_id = ${refresher.accountId} and l.version <> h.lead_version`.execute(db);
 
     const { base, service } = await startService(target.url, dir);
-    let exportRun, refreshRun, refreshAndExportRun;
+    const exportRuns = [];
+    const refreshRuns = [];
+    const refreshAndExportRuns = [];
     try {
       // Warm-up (not timed): each request's code paths once, as in any running service.
       await timeRequest(base, warmUp.apiKey, "/api/v1/leads/export", {
@@ -114,23 +129,40 @@ export async function benchRefresh(databaseUrl: string): Promise<Record<string, 
       await timeRequest(base, warmUp.apiKey, "/api/v1/lead-export-history/refresh-and-export", {
         trackingIds: warmUp.trackingIds,
       });
-      exportRun = await timeRequest(base, exporter.apiKey, "/api/v1/leads/export", {
-        positiveKeywords: [WORD],
-        maxResults: ENTRIES,
-      });
-      refreshRun = await timeRequest(base, refresher.apiKey, "/api/v1/lead-export-history/refresh", {
-        trackingIds: refresher.trackingIds,
-      });
-      refreshAndExportRun = await timeRequest(
-        base,
-        refreshExporter.apiKey,
-        "/api/v1/lead-export-history/refresh-and-export",
-        { trackingIds: refreshExporter.trackingIds },
-      );
+      // Interleaved rounds: a moment of load on a shared machine touches all three alike.
+      for (let round = 0; round < ROUNDS; round += 1) {
+        exportRuns.push(
+          await timeRequest(base, exporter.apiKey, "/api/v1/leads/export", {
+            positiveKeywords: [WORD],
+            maxResults: ENTRIES,
+          }),
+        );
+        const refreshing = refreshers[round]!;
+        refreshRuns.push(
+          await timeRequest(base, refreshing.apiKey, "/api/v1/lead-export-history/refresh", {
+            trackingIds: refreshing.trackingIds,
+          }),
+        );
+        const refreshExporting = refreshExporters[round]!;
+        refreshAndExportRuns.push(
+          await timeRequest(base, refreshExporting.apiKey, "/api/v1/lead-export-history/refresh-and-export", {
+            trackingIds: refreshExporting.trackingIds,
+          }),
+        );
+      }
     } finally {
       await stopProcess(service);
     }
+    const exportRun = median(exportRuns);
+    const refreshRun = median(refreshRuns);
+    const refreshAndExportRun = median(refreshAndExportRuns);
     return {
+      rounds: ROUNDS,
+      seconds: {
+        export: exportRuns.map((r) => r.seconds),
+        refresh: refreshRuns.map((r) => r.seconds),
+        refreshAndExport: refreshAndExportRuns.map((r) => r.seconds),
+      },
       entries: refresher.trackingIds.length,
       changedEntries: changed.rows[0]?.n,
       otherLeads: OTHER_LEADS,

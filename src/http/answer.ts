@@ -1,10 +1,11 @@
 import type { Response } from "express";
 import { pipeline } from "node:stream/promises";
-import type { ServedFile } from "./contract.js";
+import type { SerialisedJson, ServedFile } from "./contract.js";
 
 /** An answer as written: a status, headers, and a JSON body or a file. */
 export type WritableAnswer =
   | { status: number; headers?: Record<string, string | number | undefined>; body: unknown }
+  | { status: number; headers?: Record<string, string | number | undefined>; json: SerialisedJson }
   | { status: number; headers?: Record<string, string | number | undefined>; file: ServedFile };
 
 /**
@@ -41,9 +42,23 @@ export function writeJsonAnswer(
 }
 
 /**
+ * Writes a JSON answer whose body is already serialised (a job's large answer kept in storage):
+ * streamed as it is, with the `Content-Type` and length `res.json` would give it.
+ */
+export async function writeSerialisedJsonAnswer(
+  res: Response,
+  answer: { status: number; headers?: Headers; json: SerialisedJson },
+): Promise<void> {
+  setHeaders(res, answer.status, answer.headers);
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.setHeader("Content-Length", String(answer.json.size));
+  await pipeline(answer.json.body, res);
+}
+
+/**
  * Writes a file answer: its status and headers, then the file streamed with its `Content-Type`,
- * `Content-Length` and `Content-Disposition` (contentDisposition). With writeJsonAnswer, the only
- * place the service writes an answer body.
+ * `Content-Length` and `Content-Disposition` (contentDisposition). With writeJsonAnswer and
+ * writeSerialisedJsonAnswer, the only places the service writes an answer body.
  */
 export async function writeFileAnswer(
   res: Response,

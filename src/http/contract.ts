@@ -94,9 +94,16 @@ declare const replayed: unique symbol;
  */
 export type ReplayedAnswer = StoredAnswer & { readonly [replayed]: true };
 
-/** An answer as a job stored it: a status, headers and a JSON body or a file. */
+/** A JSON body already serialised, streamed as it is (a job's large answer kept in storage). */
+export interface SerialisedJson {
+  size: number;
+  body: Readable;
+}
+
+/** An answer as a job stored it: a status, headers and a JSON body (or its serialised text) or a file. */
 export type StoredAnswer =
   | { status: number; headers: Record<string, string>; body: unknown }
+  | { status: number; headers: Record<string, string>; json: SerialisedJson }
   | { status: number; headers: Record<string, string>; file: ServedFile };
 
 /** Operations whose 202 answer is a running job: the long-running requests. */

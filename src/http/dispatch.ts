@@ -6,7 +6,12 @@ import {
   type OperationId,
   type OperationRequest,
 } from "./contract.js";
-import { writeFileAnswer, writeJsonAnswer, type WritableAnswer } from "./answer.js";
+import {
+  writeFileAnswer,
+  writeJsonAnswer,
+  writeSerialisedJsonAnswer,
+  type WritableAnswer,
+} from "./answer.js";
 import { describeDetails, errors, invalidInput, notBuilt, type ErrorDetail } from "./errors.js";
 import { arrivalOf, callerOf, matchedOf, rawBodyOf } from "./request-state.js";
 import type { MatchedOperation, SpecOperation } from "./spec.js";
@@ -205,6 +210,7 @@ export function dispatchOperations(handlers: OperationHandlers): RequestHandler 
     const request = operationRequest(req, res, matched) as unknown as OperationRequest<OperationId>;
     const answer = (await handler(request)) as WritableAnswer;
     if ("file" in answer) await writeFileAnswer(res, answer);
+    else if ("json" in answer) await writeSerialisedJsonAnswer(res, answer);
     else writeJsonAnswer(res, answer);
   };
 }

@@ -22,10 +22,19 @@ export interface AnswerFile {
   shared?: boolean;
 }
 
+/**
+ * A JSON body kept in storage as its serialised text, instead of in the jobs table: answers of
+ * at least LARGE_BODY_BYTES (src/jobs/large-bodies.ts). Deleted when the answer expires.
+ */
+export interface AnswerBodyFile {
+  storageKey: string;
+}
+
 /** The final HTTP answer of a job, stored as it is and returned to every later poll or replay. */
 export type JobAnswer =
   | { status: number; headers?: Record<string, string | number | undefined>; body: unknown }
-  | { status: number; headers?: Record<string, string | number | undefined>; file: AnswerFile };
+  | { status: number; headers?: Record<string, string | number | undefined>; file: AnswerFile }
+  | { status: number; headers?: Record<string, string | number | undefined>; bodyFile: AnswerBodyFile };
 
 /**
  * An answer of operation `O` as its job kind builds it: a declared status with its JSON body, or
@@ -63,7 +72,7 @@ export function internalErrorAnswer(): JobAnswer {
 
 /** Headers that describe the current request, never stored with an answer. */
 const NOT_STORED =
-  /^(x-ratelimit-|x-request-id$|x-svc-job-|cache-control$|preference-applied$|content-length$)/i;
+  /^(x-ratelimit-|ratelimit(-policy)?$|x-request-id$|x-svc-job-|cache-control$|preference-applied$|content-length$)/i;
 
 /** Checks and normalises an answer returned by a job kind before it is stored. */
 export function normaliseAnswer(answer: JobAnswer): JobAnswer {
@@ -74,9 +83,11 @@ export function normaliseAnswer(answer: JobAnswer): JobAnswer {
   for (const [name, value] of Object.entries(answer.headers ?? {})) {
     if (value !== undefined && !NOT_STORED.test(name)) headers[name] = String(value);
   }
-  return "file" in answer
-    ? { status: answer.status, headers, file: { ...answer.file, shared: answer.file.shared ?? false } }
-    : { status: answer.status, headers, body: answer.body };
+  if ("file" in answer) {
+    return { status: answer.status, headers, file: { ...answer.file, shared: answer.file.shared ?? false } };
+  }
+  if ("bodyFile" in answer) return { status: answer.status, headers, bodyFile: answer.bodyFile };
+  return { status: answer.status, headers, body: answer.body };
 }
 
 /** Reads a stored answer back (the `answer` column); undefined when it is not a valid answer. */

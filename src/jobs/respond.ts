@@ -27,8 +27,8 @@ export function acceptedAnswer(job: Job, preferenceApplied: string | undefined):
 }
 
 /**
- * A finished job's stored answer exactly as it was given: status, headers and body (JSON, or the
- * file opened from storage), plus `X-SVC-Job-Id` and `Cache-Control: no-store`. An expired job,
+ * A finished job's stored answer exactly as it was given: status, headers and body (JSON, its
+ * serialised text kept in storage, or the file opened from storage), plus `X-SVC-Job-Id` and `Cache-Control: no-store`. An expired job,
  * or a file no longer in storage, is 410 `job_result_expired`.
  */
 export async function storedAnswer(
@@ -45,7 +45,12 @@ export async function storedAnswer(
   };
   if (options.withJobStatus) headers["X-SVC-Job-Status"] = job.status;
   if (options.preferenceApplied) headers["Preference-Applied"] = options.preferenceApplied;
-  if (!("file" in answer)) return replay({ status: answer.status, headers, body: answer.body });
+  if ("body" in answer) return replay({ status: answer.status, headers, body: answer.body });
+  if ("bodyFile" in answer) {
+    const kept = await storage.open(answer.bodyFile.storageKey);
+    if (!kept) throw jobErrors.resultExpired();
+    return replay({ status: answer.status, headers, json: { size: kept.size, body: kept.body } });
+  }
   const stored = await storage.open(answer.file.storageKey);
   if (!stored) throw jobErrors.resultExpired();
   const { fileName, contentType } = answer.file;

@@ -1,7 +1,9 @@
 import { randomBytes } from "node:crypto";
 import type { Db, DbOrTrx, Trx } from "../db/database.js";
 import { normaliseAnswer, timeoutAnswer, type JobAnswer } from "./answer.js";
+import type { FileStorage } from "../storage/file-storage.js";
 import { jobErrors } from "./errors.js";
+import { keepLargeBody } from "./large-bodies.js";
 import { JOB_LIFETIMES, jobKindNamed, type JobKind } from "./kinds.js";
 import * as repo from "./repository.js";
 import type { Job } from "./repository.js";
@@ -81,15 +83,20 @@ function lifetimesOf(kindName: string, answer: JobAnswer): repo.AnswerLifetimes 
 
 /**
  * Stores a job's final answer in the caller's transaction (and expires the account's oldest
- * answers beyond 500). Returns false, changing nothing, when the job already has an answer.
+ * answers beyond 500). Returns false, changing nothing, when the job already has an answer. With
+ * `storage`, a large JSON body is kept there (large-bodies.ts); a transaction that rolls back
+ * afterwards leaves that file behind, in the job's folder, until the answer expires (jobs__sweep).
  */
 export async function storeFinalAnswer(
   trx: Trx,
-  job: { id: string; kind: string },
+  job: { id: string; kind: string; attempts?: number },
   answer: JobAnswer,
   attempt?: number,
+  storage?: FileStorage,
 ): Promise<boolean> {
-  const normalised = normaliseAnswer(answer);
+  const checked = normaliseAnswer(answer);
+  const run = { id: job.id, attempt: attempt ?? job.attempts ?? 0 };
+  const normalised = storage ? await keepLargeBody(storage, run, checked) : checked;
   const accountId = await repo.storeAnswer(
     trx,
     job.id,
@@ -97,18 +104,22 @@ export async function storeFinalAnswer(
     lifetimesOf(job.kind, normalised),
     attempt,
   );
-  if (accountId === undefined) return false;
+  if (accountId === undefined) {
+    if (storage && "bodyFile" in normalised) await storage.delete(normalised.bodyFile.storageKey);
+    return false;
+  }
   await repo.expireBeyondNewest(trx, accountId, MAX_FINISHED_PER_ACCOUNT);
   return true;
 }
 
-/** Stores a job's final answer in a transaction of its own. */
+/** Stores a job's final answer in a transaction of its own (a large body in `storage`, if given). */
 export async function finishJob(
   db: Db,
-  job: { id: string; kind: string },
+  job: { id: string; kind: string; attempts?: number },
   answer: JobAnswer,
+  storage?: FileStorage,
 ): Promise<boolean> {
-  return db.transaction().execute((trx) => storeFinalAnswer(trx, job, answer));
+  return db.transaction().execute((trx) => storeFinalAnswer(trx, job, answer, undefined, storage));
 }
 
 /** Answers a job past its time limit with 500 `job_timeout` (no-op when it already has an answer). */

@@ -32,10 +32,21 @@ export interface RefreshOutcome {
   refreshed: number;
 }
 
-/** The keys of two snapshots whose values differ, in field order. */
+/** Whether two snapshot values are the same data (a missing value is null; lists and maps by content). */
+function sameValue(a: unknown, b: unknown): boolean {
+  const x = a ?? null;
+  const y = b ?? null;
+  if (x === y) return true;
+  if (typeof x !== "object" || typeof y !== "object" || x === null || y === null) return false;
+  return JSON.stringify(x) === JSON.stringify(y);
+}
+
+/** The keys of two snapshots whose values differ, in field order (the later snapshot's keys first). */
 export function changedKeys(before: LeadSnapshot, after: LeadSnapshot): string[] {
-  const keys = new Set([...Object.keys(after), ...Object.keys(before)]);
-  return [...keys].filter((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
+  const changed: string[] = [];
+  for (const key in after) if (!sameValue(before[key], after[key])) changed.push(key);
+  for (const key in before) if (!(key in after) && !sameValue(before[key], null)) changed.push(key);
+  return changed;
 }
 
 /** How a lead reached the account, as lead events name it (they know no `enrichment`). */

@@ -91,7 +91,9 @@ export function runJobTask(deps: JobTaskDeps): Task {
       progress: (update) => repo.updateProgress(deps.db, jobId, update),
       async commit(trx: Trx, answer: JobAnswer) {
         // Only this attempt may commit: a run taken for dead and retried can no longer answer.
-        if (!(await storeFinalAnswer(trx, job, answer, job.attempts))) throw new JobNoLongerRunning(jobId);
+        if (!(await storeFinalAnswer(trx, job, answer, job.attempts, deps.storage))) {
+          throw new JobNoLongerRunning(jobId);
+        }
         committed = true;
       },
     };
@@ -101,7 +103,7 @@ export function runJobTask(deps: JobTaskDeps): Task {
         (async () => kind.run(kind.parseInput(job.input), context))(),
         interrupted,
       ]);
-      if (!committed) await finishJob(deps.db, job, answer);
+      if (!committed) await finishJob(deps.db, job, answer, deps.storage);
     } catch (err) {
       if (err instanceof Interrupted && err.reason === "shutdown") throw err; // retried by the next worker
       if (err instanceof Interrupted) {

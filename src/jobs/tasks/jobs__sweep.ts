@@ -1,5 +1,6 @@
 import type { Task } from "graphile-worker";
 import type { Db } from "../../db/database.js";
+import { jobFilesPrefix, ownedFileOf } from "../large-bodies.js";
 import * as repo from "../repository.js";
 import { timeOutJob } from "../service.js";
 import { DEADLINE_GRACE_MS, EXPIRED_KEPT_MS, STALE_HEARTBEAT_MS } from "../settings.js";
@@ -39,10 +40,13 @@ export async function sweepJobs(deps: SweepDeps): Promise<SweepResult> {
   for (;;) {
     const batch = await repo.expiredWithAnswers(db, 500);
     for (const { id, answer } of batch) {
-      if (answer && "file" in answer && !answer.file.shared) {
-        await deps.storage.delete(answer.file.storageKey);
+      const owned = ownedFileOf(answer);
+      if (owned !== undefined) {
+        await deps.storage.delete(owned);
         filesDeleted += 1;
       }
+      // Large bodies of attempts that rolled back after writing theirs (large-bodies.ts).
+      await deps.storage.deletePrefix(jobFilesPrefix(id));
       await repo.clearAnswer(db, id);
     }
     if (batch.length < 500) break;
