@@ -3,7 +3,7 @@ import type { Runner } from "graphile-worker";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { importLeadRecords } from "../src/leads/import/importer.js";
-import { recordDeliveredLeads } from "../src/leads/versions.js";
+import { LEAD_VERSION_LOCK, recordDeliveredLeads } from "../src/leads/versions.js";
 import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { startDeliveryRunner } from "./helpers/delivery-runner.js";
 import { buildAccount, buildKey } from "./helpers/factories.js";
@@ -454,6 +454,67 @@ describe("the job protocol", () => {
       .set("Idempotency-Key", "refresh-key-1")
       .expect(409);
     expect(reused.body.error).toBe("idempotency_key_reused");
+  });
+});
+
+describe("limits", () => {
+  it("runs at most 2 of each kind at once per account: a 3rd gives 429 job_capacity_busy", async () => {
+    const a = await accountWithLeads(1);
+    // Refreshes wait for the lead version lock (held here as a lead change would hold it).
+    const holder = await t.ctx.pool.connect();
+    try {
+      await holder.query("begin");
+      await holder.query("select pg_advisory_xact_lock($1)", [LEAD_VERSION_LOCK]);
+      // Different requests (`filters` is ignored beside `trackingIds`): an identical one would join.
+      const body = (i: number) => ({ trackingIds: a.trackingIds, filters: { databaseType: `other-${i}` } });
+      const running = [];
+      for (let i = 0; i < 2; i += 1) {
+        running.push(
+          (await post("/refresh", a.auth, body(i)).set("Prefer", "respond-async").expect(202)).body,
+        );
+      }
+      const busy = await post("/refresh", a.auth, body(2)).expect(429);
+      expect(busy.body.error).toBe("job_capacity_busy");
+      expect(busy.headers["retry-after"]).toBeDefined();
+      // Another kind has a capacity of its own.
+      const other = await post("/refresh-and-export", a.auth, body(3))
+        .set("Prefer", "respond-async")
+        .expect(202);
+      await holder.query("commit");
+      for (const job of [...running, other.body]) {
+        await t
+          .request()
+          .get(job.statusUrl as string)
+          .set(a.auth)
+          .set("Prefer", "wait=10")
+          .expect(200);
+      }
+    } finally {
+      await holder.query("rollback").catch(() => undefined);
+      holder.release();
+    }
+  });
+
+  it("count against the export limit of 5 per minute per key, shared with exports", async () => {
+    const a = await accountWithLeads(1);
+    const body = { trackingIds: a.trackingIds };
+    await t
+      .request()
+      .post("/api/v1/leads/export")
+      .set(a.auth)
+      .send({ positiveKeywords: ["zzznothing"] })
+      .expect(200);
+    await post("/refresh", a.auth, body).expect(200);
+    await post("/re-export", a.auth, body).expect(200);
+    await post("/refresh-and-export", a.auth, body).expect(200);
+    const last = await post("/refresh", a.auth, body).expect(200);
+    expect(last.headers["x-ratelimit-remaining"]).toBe("0");
+    const limited = await post("/re-export", a.auth, body).expect(429);
+    expect(limited.body.error).toBe("Rate limit exceeded");
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    // Another key of the same account has its own export limit.
+    const other = await buildKey(t.ctx.db, a.accountId);
+    await post("/refresh", other.auth, body).expect(200);
   });
 });
 
