@@ -5,6 +5,8 @@ import { hashApiKey } from "../src/auth/api-keys.js";
 import { revokeKeyByHash } from "../src/auth/repository.js";
 import type { CrmConfig } from "../src/config.js";
 import { useTestApp } from "./helpers/app.js";
+import { CRM_REVOKE_TASK, revokeDeleted } from "../src/integrations/crm/revoke.js";
+import { crmRuntime } from "../src/integrations/crm/runtime.js";
 import { FakeContactsCrm } from "./helpers/crm-contacts-server.js";
 import { startDeliveryRunner } from "./helpers/delivery-runner.js";
 import { buildAccount, buildKey } from "./helpers/factories.js";
@@ -749,5 +751,28 @@ describe("crm_contacts: field mapping", () => {
       { method: "delete", path: "/api/v1/integrations/1/field-mapping" },
       { method: "post", path: "/api/v1/integrations/1/field-mapping/test" },
     ]);
+  });
+});
+
+describe("crm_contacts: revocation after delete", () => {
+  it("deletes the refresh token at the CRM; an unknown one is done", async () => {
+    const account = await buildAccount(t.ctx.db);
+    const id = await connected(account.auth);
+    const runtime = crmRuntime({ db: t.ctx.db, outbound: t.ctx.outbound, config: t.ctx.config });
+    const stored = await t.ctx.db
+      .selectFrom("crm_connections")
+      .select("refresh_token")
+      .where("integration_id", "=", id)
+      .executeTakeFirstOrThrow();
+    const refreshToken = runtime.cipher.decrypt(stored.refresh_token);
+    await t.request().delete(`/api/v1/integrations/${id}`).set(account.auth).expect(200);
+    const { rows } = await sql<{ payload: Record<string, unknown> }>`
+      select j.payload from graphile_worker._private_jobs j
+      join graphile_worker._private_tasks k on k.id = j.task_id
+      where k.identifier = ${CRM_REVOKE_TASK}`.execute(t.ctx.db);
+    const job = rows.find((r) => r.payload.integrationId === id)!;
+    expect(await revokeDeleted(runtime, job.payload)).toBe("revoked");
+    expect(fake.revoked).toContain(refreshToken);
+    expect(await revokeDeleted(runtime, job.payload)).toBe("gone");
   });
 });

@@ -69,6 +69,34 @@ describe("CRMs not configured", () => {
   });
 });
 
+describe("the deals CRM's routes when it is not configured", () => {
+  it("answer 503 provider_unavailable on a crm_deals integration", async () => {
+    const account = await buildAccount(t.ctx.db);
+    const row = await t.ctx.db
+      .insertInto("integrations")
+      .values({
+        account_id: account.accountId,
+        provider: "crm_deals",
+        display_name: "Old deals CRM",
+        target_url: null,
+        signing_secret: "whsec_x",
+        external_account_id: "7",
+        metadata: "{}",
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    for (const path of ["deals-crm/pipelines", "deals-crm/deal-fields"]) {
+      const res = await t
+        .request()
+        .get(`/api/v1/integrations/${row.id}/${path}`)
+        .set(account.auth)
+        .expect(503);
+      expect(res.body.error).toBe("provider_unavailable");
+      expect(res.headers["retry-after"]).toBeUndefined();
+    }
+  });
+});
+
 describe("the OAuth callback without a state", () => {
   it("answers the 400 page", async () => {
     const res = await t.request().get("/api/v1/integrations/oauth/callback?code=abc");

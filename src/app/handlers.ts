@@ -11,7 +11,7 @@ import { filterPresetHandlers } from "../filter-presets/handlers.js";
 import { integrationHandlers } from "../integrations/handlers.js";
 import { deliveryHandlers } from "../integrations/deliveries/handlers.js";
 import { crmHandlers } from "../integrations/crm/handlers.js";
-import { NOT_BUILT, type OperationHandlers } from "../http/contract.js";
+import type { OperationHandlers } from "../http/contract.js";
 import { jobHandlers } from "../jobs/handlers.js";
 import { keywordListHandlers } from "../keyword-lists/handlers.js";
 import { leadExportHistoryHandlers } from "../lead-export-history/handlers.js";
@@ -30,11 +30,6 @@ import type { AppContext } from "./context.js";
 export function operationHandlers(ctx: AppContext): OperationHandlers {
   const signer = { signingSecret: ctx.signingSecret, publicBaseUrl: ctx.config.publicBaseUrl };
   return {
-    // Not built yet, by the area that will build them. Each answers 501 `not_implemented`.
-    // Integrations and events (webhooks), CRM adapters.
-    listDealsCrmPipelines: NOT_BUILT,
-    getDealsCrmDealFields: NOT_BUILT,
-
     // Built.
     ...systemHandlers(ctx),
     ...billingHandlers(ctx),

@@ -3,9 +3,9 @@ import type { Db } from "../db/database.js";
 import type { Handlers } from "../http/contract.js";
 import type { Outbound } from "../outbound/index.js";
 import { toIntegrationBody, toProviderBody } from "./presenter.js";
+import { deleteIntegrationRevokingCrm } from "./crm/revoke.js";
 import {
   createWebhookIntegration,
-  deleteIntegration,
   getIntegration,
   listIntegrations,
   listProviders,
@@ -48,7 +48,7 @@ export function integrationHandlers(deps: {
       return { status: 200, body: { data: toIntegrationBody(integration) } };
     },
     async deleteIntegration({ caller, params }) {
-      await deleteIntegration(db, caller.accountId, params.id);
+      await deleteIntegrationRevokingCrm(db, caller.accountId, params.id);
       return { status: 200, body: { data: { message: "Integration deleted." } } };
     },
   };

@@ -38,6 +38,7 @@ import {
 } from "../leads/import/live-updates-task.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { DELIVER_SWEEP_CRONTAB, deliveryTaskList } from "../integrations/deliveries/tasks.js";
+import { CRM_REFRESH_CRONTAB, crmTaskList } from "../integrations/crm/tasks.js";
 import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
 import { integrationsOwnerSummary } from "../integrations/tasks/integrations__owner_summary.js";
 import type { Outbound } from "../outbound/index.js";
@@ -107,13 +108,22 @@ export async function startWorker(
     concurrency: DELIVERY_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 2_000,
-    taskList: deliveryTaskList({
-      db: deps.db,
-      outbound: deps.outbound,
-      logger,
-      ...(deps.crm ? { crm: { crm: deps.crm, publicBaseUrl: deps.publicBaseUrl ?? "" } } : {}),
-    }),
-    crontab: DELIVER_SWEEP_CRONTAB,
+    taskList: {
+      ...deliveryTaskList({
+        db: deps.db,
+        outbound: deps.outbound,
+        logger,
+        ...(deps.crm ? { crm: { crm: deps.crm, publicBaseUrl: deps.publicBaseUrl ?? "" } } : {}),
+      }),
+      ...(deps.crm
+        ? crmTaskList({
+            db: deps.db,
+            outbound: deps.outbound,
+            config: { crm: deps.crm, publicBaseUrl: deps.publicBaseUrl ?? "" },
+          })
+        : {}),
+    },
+    crontab: DELIVER_SWEEP_CRONTAB + (deps.crm ? CRM_REFRESH_CRONTAB : ""),
     logger: workerLogger(logger),
   });
   logger.info({ concurrency: DELIVERY_CONCURRENCY }, "delivery worker started");

@@ -87,6 +87,8 @@ export class FakeContactsCrm {
   /** Access tokens and their expiry (ms); refresh tokens. */
   readonly accessTokens = new Map<string, number>();
   readonly refreshTokens = new Set<string>();
+  /** Refresh tokens revoked (DELETE /oauth/v1/refresh-tokens/{token}). */
+  readonly revoked: string[] = [];
   private readonly codes = new Map<string, string>();
   expiresInSeconds = 1800;
   /** Property names the CRM refuses values of (a validation error). */
@@ -175,6 +177,15 @@ export class FakeContactsCrm {
         return send(200, { ...this.tokens(), refresh_token: refresh });
       }
       return send(400, { status: "BAD_GRANT_TYPE", message: "unknown grant_type" });
+    }
+    const revoke = path.match(/^\/oauth\/v1\/refresh-tokens\/(.+)$/);
+    if (req.method === "DELETE" && revoke) {
+      if (!this.refreshTokens.delete(decodeURIComponent(revoke[1]!))) {
+        return send(404, { status: "error", message: "refresh token not found" });
+      }
+      this.revoked.push(decodeURIComponent(revoke[1]!));
+      res.writeHead(204).end();
+      return;
     }
     const info = path.match(/^\/oauth\/v1\/access-tokens\/(.+)$/);
     if (req.method === "GET" && info) {

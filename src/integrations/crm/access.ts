@@ -17,8 +17,8 @@ export interface OpenCrm {
   connection: CrmConnection;
 }
 
-function needsRefresh(connection: CrmConnection, now = Date.now()): boolean {
-  return connection.tokenExpiresAt === null || connection.tokenExpiresAt.getTime() - now < REFRESH_MARGIN_MS;
+function needsRefresh(connection: CrmConnection, marginMs = REFRESH_MARGIN_MS): boolean {
+  return connection.tokenExpiresAt === null || connection.tokenExpiresAt.getTime() - Date.now() < marginMs;
 }
 
 function sessionOf(runtime: CrmRuntime, connection: CrmConnection): CrmSession {
@@ -56,18 +56,34 @@ export async function withSession<T>(
   }
 }
 
-async function refresh(runtime: CrmRuntime, open: OpenCrm, force: boolean): Promise<CrmConnection> {
+/**
+ * Renews the integration's tokens when they expire within `marginMs` (the background refresh);
+ * whether it renewed them. A refused refresh does what `withSession`'s does.
+ */
+export async function renewIfDue(runtime: CrmRuntime, open: OpenCrm, marginMs: number): Promise<boolean> {
+  if (!needsRefresh(open.connection, marginMs)) return false;
+  const after = await refresh(runtime, open, false, marginMs);
+  return after.accessToken !== open.connection.accessToken;
+}
+
+async function refresh(
+  runtime: CrmRuntime,
+  open: OpenCrm,
+  force: boolean,
+  marginMs = REFRESH_MARGIN_MS,
+): Promise<CrmConnection> {
   const id = open.connection.integrationId;
   try {
     return await runtime.db.transaction().execute(async (trx) => {
       const current = await findConnection(trx, id, true);
       if (!current) throw new CrmAuthorizationLostError(null, "no stored authorization");
-      if (!force && !needsRefresh(current)) return current;
+      if (!force && !needsRefresh(current, marginMs)) return current;
       if (force && current.accessToken !== open.connection.accessToken) return current;
       const grant = await open.adapter.refresh(open.client, runtime.agentFor, {
         refreshToken: runtime.cipher.decrypt(current.refreshToken),
         apiBase: current.apiBase,
         metadata: current.metadata,
+        checkApiBase: runtime.checkApiBase,
       });
       const stored = {
         accessToken: runtime.cipher.encrypt(grant.accessToken),

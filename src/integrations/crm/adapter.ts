@@ -59,19 +59,39 @@ export interface CrmAdapter {
   exchangeCode(
     client: CrmClientConfig,
     agentFor: (url: string) => http.Agent,
-    p: { code: string; redirectUri: string; codeVerifier?: string; environment: CrmEnvironment },
+    p: {
+      code: string;
+      redirectUri: string;
+      codeVerifier?: string;
+      environment: CrmEnvironment;
+      /** Refuses (CrmApiError) an API base the CRM names that the outbound guard would not call. */
+      checkApiBase: (url: string) => Promise<void>;
+    },
   ): Promise<{ grant: TokenGrant; account: ConnectedAccount }>;
   refresh(
     client: CrmClientConfig,
     agentFor: (url: string) => http.Agent,
-    p: { refreshToken: string; apiBase: string; metadata: Record<string, unknown> },
+    p: {
+      refreshToken: string;
+      apiBase: string;
+      metadata: Record<string, unknown>;
+      checkApiBase: (url: string) => Promise<void>;
+    },
   ): Promise<TokenGrant>;
+  /** Revokes the authorization at the CRM (its refresh token, and with it the access tokens). */
+  revoke(
+    client: CrmClientConfig,
+    agentFor: (url: string) => http.Agent,
+    p: { refreshToken: string; apiBase: string; metadata: Record<string, unknown> },
+  ): Promise<void>;
   loadFieldLists(session: CrmSession): Promise<Record<string, CrmField[]>>;
   write(
     session: CrmSession,
     lead: CrmLead,
     mapping: CrmFieldMapping,
     dealSettings: DealSettings | null,
+    /** The CRM's field lists as last cached (types of mapped fields); absent when never loaded. */
+    cachedLists?: Record<string, CrmField[]>,
   ): Promise<WriteOutcome>;
   dryRun(
     session: CrmSession,

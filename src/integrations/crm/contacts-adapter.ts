@@ -276,6 +276,11 @@ export const contactsAdapter: CrmAdapter = {
     );
   },
 
+  async revoke(client, agentFor, p) {
+    const api = apiClient(client.apiBase, agentFor(client.apiBase));
+    await call(() => api.oauth.refreshTokensApi.archive(p.refreshToken));
+  },
+
   async loadFieldLists(session) {
     const client = sessionClient(session);
     const [contact, company] = await Promise.all([

@@ -40,7 +40,7 @@ export function providerError(err: CrmApiError): ApiError {
   );
 }
 
-/** Seconds to wait after a CRM 429: its `Retry-After`, else its interval hint, else 10. */
+/** Seconds to wait after a CRM 429: its `Retry-After`, else its interval or reset hint, else 10. */
 export function retryAfterFrom(headers: Record<string, string | undefined>): number {
   const get = (name: string) => {
     const key = Object.keys(headers).find((k) => k.toLowerCase() === name);
@@ -50,6 +50,9 @@ export function retryAfterFrom(headers: Record<string, string | undefined>): num
   if (Number.isFinite(retryAfter) && retryAfter > 0) return Math.min(Math.ceil(retryAfter), 86_400);
   const intervalMs = Number(get("x-hubspot-ratelimit-interval-milliseconds"));
   if (Number.isFinite(intervalMs) && intervalMs > 0) return Math.ceil(intervalMs / 1000);
+  // Pipedrive: seconds until its rate-limit window resets.
+  const reset = Number(get("x-ratelimit-reset"));
+  if (Number.isFinite(reset) && reset > 0 && reset <= 86_400) return Math.ceil(reset);
   return 10;
 }
 

@@ -1,4 +1,5 @@
 import type { Handlers } from "../../http/contract.js";
+import { dealsDealFields, dealsPipelines } from "./deals-crm.js";
 import { getFieldMapping, resetFieldMapping, testFieldMapping, updateFieldMapping } from "./field-mapping.js";
 import { finishConnect, startConnect } from "./oauth.js";
 import { pageFile } from "./pages.js";
@@ -10,7 +11,9 @@ type CrmOperation =
   | "getIntegrationFieldMapping"
   | "updateIntegrationFieldMapping"
   | "resetIntegrationFieldMapping"
-  | "testIntegrationFieldMapping";
+  | "testIntegrationFieldMapping"
+  | "listDealsCrmPipelines"
+  | "getDealsCrmDealFields";
 
 /** CRM connection (connect, OAuth callback) and field mapping. */
 export function crmHandlers(deps: CrmDeps): Handlers<CrmOperation> {
@@ -48,6 +51,14 @@ export function crmHandlers(deps: CrmDeps): Handlers<CrmOperation> {
     },
     async testIntegrationFieldMapping({ caller, params }) {
       const data = await testFieldMapping(runtime(), caller.accountId, params.id);
+      return { status: 200, body: { data } };
+    },
+    async listDealsCrmPipelines({ caller, params }) {
+      const data = await dealsPipelines(runtime(), caller.accountId, params.id);
+      return { status: 200, body: { data } };
+    },
+    async getDealsCrmDealFields({ caller, params, query }) {
+      const data = await dealsDealFields(runtime(), caller.accountId, params.id, query.refresh === true);
       return { status: 200, body: { data } };
     },
   };

@@ -156,6 +156,7 @@ export async function finishConnect(
       code: query.code,
       redirectUri: redirectUri(runtime),
       environment: stored.environment,
+      checkApiBase: runtime.checkApiBase,
       ...(stored.codeVerifier ? { codeVerifier: stored.codeVerifier } : {}),
     });
     await runtime.outbound.checkDestination(exchanged.grant.apiBase);

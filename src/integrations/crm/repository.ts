@@ -319,3 +319,23 @@ export async function storeFieldLists(
     )
     .execute();
 }
+
+/** Connected CRM integrations of these providers whose tokens expire before `before`, soonest first. */
+export async function connectionsDueForRefresh(
+  db: DbOrTrx,
+  providers: readonly string[],
+  before: Date,
+  limit: number,
+): Promise<{ id: number; provider: string }[]> {
+  if (providers.length === 0) return [];
+  return db
+    .selectFrom("integrations as i")
+    .innerJoin("crm_connections as c", "c.integration_id", "i.id")
+    .select(["i.id", "i.provider"])
+    .where("i.status", "=", "connected")
+    .where("i.provider", "in", [...providers])
+    .where("i.token_expires_at", "<", before)
+    .orderBy("i.token_expires_at")
+    .limit(limit)
+    .execute();
+}

@@ -3,8 +3,9 @@ import https from "node:https";
 import type { CrmClientConfig, CrmConfig } from "../../config.js";
 import type { Db } from "../../db/database.js";
 import { guardedLookup } from "../../outbound/destination.js";
-import type { Outbound } from "../../outbound/index.js";
+import { OutboundRefusedError, type Outbound } from "../../outbound/index.js";
 import type { CrmProviderId } from "../providers.js";
+import { CrmApiError } from "./errors.js";
 import { TokenCipher } from "./token-cipher.js";
 
 /** What the CRM adapters work with: configuration, database, the outbound guard's agents. */
@@ -17,6 +18,11 @@ export interface CrmRuntime {
   cipher: TokenCipher;
   /** The agent of a request to `url`: keep-alive, connecting through the outbound guard's lookup. */
   agentFor(url: string): http.Agent;
+  /**
+   * Refuses, as a CrmApiError, an API base a CRM names (instance URL, API domain) that the outbound
+   * guard would not call: the agent's lookup is not consulted for an address literal.
+   */
+  checkApiBase(url: string): Promise<void>;
 }
 
 /** What a caller gives to get the runtime. */
@@ -51,6 +57,19 @@ export function crmRuntime(deps: CrmDeps): CrmRuntime {
       publicBaseUrl: deps.config.publicBaseUrl,
       cipher: new TokenCipher(deps.config.crm.tokenKeys),
       agentFor: (url) => (url.startsWith("https:") ? agents.https : agents.http),
+      checkApiBase: async (url) => {
+        try {
+          await deps.outbound.checkDestination(url);
+        } catch (err) {
+          if (err instanceof OutboundRefusedError) {
+            throw new CrmApiError(
+              null,
+              `the CRM named an API address the service does not call (${err.reason})`,
+            );
+          }
+          throw err;
+        }
+      },
     };
     byOutbound.set(deps.outbound, runtime);
   }

@@ -6,6 +6,7 @@ import type { DealSettings } from "./adapter.js";
 import { openCrm, withSession } from "./access.js";
 import { CrmApiError } from "./errors.js";
 import { crmLeadOf } from "./lead.js";
+import { cachedFieldLists } from "./repository.js";
 import type { CrmRuntime } from "./runtime.js";
 
 /** The delivery log's `targetUrl` of a CRM: `<crm>://<the records it writes>`. */
@@ -54,12 +55,15 @@ export async function sendToCrm(
       : undefined;
   if (!runtime || !open) return failed(null, "The CRM is not configured for this deployment.", null, null);
   try {
+    const cached = await cachedFieldLists(runtime.db, integration.id);
+    const lists = Object.fromEntries([...cached].map(([name, list]) => [name, list.fields]));
     const written = await withSession(runtime, open, (session) =>
       open.adapter.write(
         session,
         crmLeadOf(data),
         open.connection.fieldMapping,
         open.connection.dealSettings as DealSettings | null,
+        lists,
       ),
     );
     return {
