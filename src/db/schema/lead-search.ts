@@ -14,7 +14,10 @@ export interface LeadQuerySlotsTable {
   expires_at: NullableTimestamp;
 }
 
-/** Tables of the lead search (the `leads.search_text` column is read through `sql` only). */
+/**
+ * Tables of the lead search. The `leads.search_text` column and the narrow search table
+ * `lead_search` (written by triggers on `leads`, docs/search.md) are read through `sql` only.
+ */
 export interface LeadSearchTables {
   lead_query_slots: LeadQuerySlotsTable;
 }

@@ -140,6 +140,95 @@ export function searchCondition(filters: SearchFilters): Condition {
   return all.length === 0 ? sql<SqlBool>`true` : and(all);
 }
 
+/**
+ * Whether the narrow search table `lead_search` answers a search on its own (docs/search.md): the
+ * keyword shapes a client types first (positive and negative keywords over the four searched
+ * columns, optionally states), sorted by the default key or by id. Any other filter or sort reads
+ * the columns of `leads` and keeps the query over `leads`.
+ */
+export function searchTableServes(filters: SearchFilters): boolean {
+  const defaultGroup =
+    filters.orColumns.length === DEFAULT_OR_COLUMNS.length &&
+    DEFAULT_OR_COLUMNS.every((c) => filters.orColumns.includes(c));
+  const keywords = [...filters.positiveKeywords, ...filters.negativeKeywords];
+  return (
+    defaultGroup &&
+    filters.positiveKeywords.length > 0 &&
+    keywords.every((term) => !term.includes(SEPARATOR)) &&
+    Object.keys(filters.includeTerms).length === 0 &&
+    Object.keys(filters.excludeTerms).length === 0 &&
+    filters.cityInclude.length === 0 &&
+    filters.cityExclude.length === 0 &&
+    filters.zipInclude.length === 0 &&
+    filters.zipExclude.length === 0 &&
+    filters.minStars === null &&
+    filters.maxStars === null &&
+    filters.minReviewCount === null &&
+    filters.maxReviewCount === null &&
+    filters.websiteSchemaFilter.length === 0 &&
+    SEARCH_TABLE_SORT_KEYS.has(filters.sortBy)
+  );
+}
+
+/** The sort keys `lead_search` holds, by field name. */
+const SEARCH_TABLE_SORT_KEYS: ReadonlyMap<string, RawBuilder<unknown>> = new Map([
+  ["lastBuyingSignal", sql`s.last_buying_signal`],
+  ["id", sql`s.id`],
+]);
+
+const SEARCH_TABLE_TEXT = sql<string>`s.search_text`;
+
+/**
+ * A keyword over the four searched columns, on `lead_search s`. A term without spaces matches
+ * exactly when it is in `search_text`. With spaces, it matches literally in some column or through
+ * the space wildcard in a URL column; either way `search_text` passes the URL pattern (the looser
+ * one, and the only one the trigram index is asked for). Then a literal match in `search_text`
+ * decides, else the lead's two URL columns are read, for the few rows that pass the URL pattern
+ * only.
+ */
+function searchTableTerm(term: string): Condition {
+  const literal = like(SEARCH_TABLE_TEXT, plainPattern(term));
+  if (!/\s/.test(term)) return literal;
+  const pattern = urlPattern(term);
+  const urls = or([like(COLUMN_TEXT.registeredUrl, pattern), like(COLUMN_TEXT.crawledUrl, pattern)]);
+  // A scalar subquery, read per row: PostgreSQL would turn an EXISTS under OR into a hashed
+  // subplan over every lead.
+  return sql<SqlBool>`(${like(SEARCH_TABLE_TEXT, pattern)}
+    and (${literal} or coalesce((select ${urls} from leads where leads.id = s.id), false)))`;
+}
+
+/** The WHERE condition of a search served by `lead_search s` (see searchTableServes). */
+export function searchTableCondition(filters: SearchFilters): Condition {
+  const all: Condition[] = [or(filters.positiveKeywords.map(searchTableTerm))];
+  for (const term of filters.negativeKeywords) all.push(sql<SqlBool>`not ${searchTableTerm(term)}`);
+  if (filters.stateInclude.length > 0) {
+    all.push(sql<SqlBool>`s.state in (${sql.join(filters.stateInclude)})`);
+  }
+  if (filters.stateExclude.length > 0) {
+    all.push(sql<SqlBool>`coalesce(s.state, '') not in (${sql.join(filters.stateExclude)})`);
+  }
+  return and(all);
+}
+
+/**
+ * The matches of a search (id, sort key, whether the account received the lead): from
+ * `lead_search` when it serves the search, else from `leads`. Both give the same rows.
+ */
+function matchesOf(filters: SearchFilters, accountId: number, useSearchTable: boolean): RawBuilder<unknown> {
+  if (useSearchTable && searchTableServes(filters)) {
+    return sql`
+      select s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key, (h.lead_id is not null) as received
+      from lead_search s
+      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = s.id
+      where ${searchTableCondition(filters)}`;
+  }
+  return sql`
+    select leads.id, ${sortColumn(filters)} as sort_key, (h.lead_id is not null) as received
+    from leads
+    left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = leads.id
+    where ${searchCondition(filters)}`;
+}
+
 /** The column a search sorts by (`sortBy` is a resolved, sortable field name). */
 export function sortColumn(filters: SearchFilters): RawBuilder<unknown> {
   const column = resolveLeadField(filters.sortBy)?.column;
@@ -155,8 +244,9 @@ function orderOf(filters: SearchFilters, prefix: string): RawBuilder<unknown> {
 
 /**
  * The one query of a search or preview. The matches (id, sort key, received by the account) are
- * collected once; the counts and one page come from them, and the page's leads are read with
- * them. The sort runs on the matches only, never by walking an index of the sort column.
+ * collected once, from the narrow `lead_search` when it serves the search (matchesOf); the counts
+ * and one page come from them, and the page's leads are read with them. The sort runs on the
+ * matches only, never by walking an index of the sort column.
  *
  * Rows: one per lead of the page, in order (each with the counts), or a single row with the
  * counts and `page_id` null when the page is empty.
@@ -168,7 +258,12 @@ function orderOf(filters: SearchFilters, prefix: string): RawBuilder<unknown> {
  */
 export function searchPageQuery(
   filters: SearchFilters,
-  options: { accountId: number; cap: number | null },
+  options: {
+    accountId: number;
+    cap: number | null;
+    /** false: always collect the matches from `leads` (the query before `lead_search`; tests). */
+    useSearchTable?: boolean;
+  },
 ): RawBuilder<SearchPageQueryRow> {
   const offset = (filters.page - 1) * filters.limit;
   const pageOf = (source: RawBuilder<unknown>) =>
@@ -187,12 +282,7 @@ export function searchPageQuery(
             )`)}) c where counts.new_matches > ${options.cap}`;
   const leadColumns = sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`leads.${c}`)));
   return sql`
-    with matches as materialized (
-      select leads.id, ${sortColumn(filters)} as sort_key, (h.lead_id is not null) as received
-      from leads
-      left join lead_export_history h on h.account_id = ${options.accountId} and h.lead_id = leads.id
-      where ${searchCondition(filters)}
-    ),
+    with matches as materialized (${matchesOf(filters, options.accountId, options.useSearchTable ?? true)}),
     counts as materialized (
       select count(*)::int as total_matches, (count(*) filter (where not received))::int as new_matches
       from matches
