@@ -277,6 +277,69 @@ describe("POST /lead-export-history/refresh", () => {
   });
 });
 
+describe("changed fields", () => {
+  it("are the snapshot keys whose values differ, for every kind of field, as the snapshots show them", async () => {
+    const full = {
+      phoneSecondary: "(512) 555-0100",
+      stars: 4.5,
+      reviewCount: 12,
+      employees: 8,
+      foundedDate: "2001-05-04",
+      isChain: false,
+      websiteSchemaTypes: ["LocalBusiness"],
+      founders: ["Ann Lee"],
+      socialProfiles: { facebook: "https://facebook.com/a" },
+      crawledUrl: "https://crawled.example",
+      description: "Pipes.",
+    };
+    const a = await accountWithLeads(2);
+    await importLeadRecords(t.ctx.db, [record(a.external[0]!, full), record(a.external[1]!, full)]);
+    // Brought up to date with no changed fields kept (refresh-and-export clears them).
+    await post("/refresh-and-export", a.auth, { trackingIds: a.trackingIds }).expect(200);
+    const snapshots = async () => {
+      const res = await t.request().get(`${BASE}?limit=200`).set(a.auth).expect(200);
+      const rows = res.body.data as { id: number; leadSnapshot: Record<string, unknown> }[];
+      return a.trackingIds.map((id) => rows.find((r) => r.id === id)!.leadSnapshot);
+    };
+    const before = await snapshots();
+    await importLeadRecords(t.ctx.db, [
+      // Lead 0: a change of every kind (a derived field through its source, list and map members,
+      // numbers, dates, booleans, a removed value).
+      record(a.external[0]!, {
+        ...full,
+        registeredUrl: null,
+        phoneSecondary: null,
+        stars: 4.6,
+        reviewCount: 13,
+        foundedDate: "2001-05-05",
+        isChain: true,
+        websiteSchemaTypes: ["LocalBusiness", "Plumber"],
+        founders: ["Ann Lee", "Bo Park"],
+        socialProfiles: { facebook: "https://facebook.com/b" },
+        lastUpdated: "2026-11-20T00:00:00.123Z",
+      }),
+      // Lead 1: the same values written again, and a date a microsecond later (the API shows ms).
+      record(a.external[1]!, { ...full, lastUpdated: "2026-10-01T00:00:00.0000001Z" }),
+    ]);
+    const out = await refresh(a.auth, { trackingIds: a.trackingIds });
+    const after = await snapshots();
+    const expected = (i: number) =>
+      Object.keys(after[i]!).filter((k) => JSON.stringify(after[i]![k]) !== JSON.stringify(before[i]![k]));
+    expect(out.results[0]!.changedFields).toEqual(expected(0));
+    expect(out.results[0]!.changedFields).toEqual(
+      expect.arrayContaining([
+        "wWebsite",
+        "wRegisteredUrl",
+        "wPhoneSecondary",
+        "wPhoneTotal",
+        "wStars",
+        "wIsChain",
+      ]),
+    );
+    expect(out.results[1]!.changedFields).toEqual(expected(1));
+  });
+});
+
 describe("POST /lead-export-history/re-export", () => {
   it("writes the stored snapshots (live data only without one), refreshes and sends nothing, charges nothing", async () => {
     const a = await accountWithLeads(2);

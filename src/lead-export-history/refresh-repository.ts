@@ -1,5 +1,6 @@
-import { sql } from "kysely";
+import { sql, type RawBuilder } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
+import { LEAD_FIELDS, type LeadField } from "../leads/fields.js";
 import type { LeadRecord } from "../leads/lead.js";
 import { LEAD_RECORD_COLUMNS, leadRecordFromRow, type LeadRecordRow } from "../leads/repository.js";
 import { toEntry, type HistoryEntry } from "./repository.js";
@@ -42,6 +43,96 @@ export async function findLiveLeads(db: DbOrTrx, leadIds: readonly number[]): Pr
     .where(sql<boolean>`id = any(cast(${[...new Set(leadIds)]} as integer[]))`)
     .execute();
   for (const row of rows) out.set(row.id, { lead: leadRecordFromRow(row), version: row.version });
+  return out;
+}
+
+/** A lead's current version, last-updated date and URLs: what a refresh needs of a lead it does not answer. */
+export interface LiveVersion {
+  version: number;
+  lastUpdated: Date | null;
+  registeredUrl: string | null;
+  crawledUrl: string | null;
+}
+
+/**
+ * A snapshot field's value in SQL, from a row of `leads` or `lead_versions` aliased `t`, as the
+ * presenter derives it (src/leads/presenter.ts): `website` the registered URL or else the crawled
+ * one, `phoneTotal` the phones given, times to the millisecond the API shows; null for
+ * `databaseType` (the same for every lead).
+ */
+function snapshotValueSql(field: LeadField, t: string): RawBuilder<unknown> | null {
+  const col = (name: string) => sql.ref(`${t}.${name}`);
+  if (field.name === "website") return sql`coalesce(${col("registered_url")}, ${col("crawled_url")})`;
+  if (field.name === "phoneTotal") {
+    return sql`((coalesce(${col("phone")}, '') <> '')::int + (coalesce(${col("phone_secondary")}, '') <> '')::int)`;
+  }
+  if (field.column === null || field.column === "id") return null;
+  if (field.type === "timestamp") return sql`date_trunc('milliseconds', ${col(field.column)})`;
+  return col(field.column);
+}
+
+/** The snapshot keys whose values differ between rows `a` and `b`, in field order (a text[]). */
+const CHANGED_KEYS_SQL = sql`array_remove(array[${sql.join(
+  LEAD_FIELDS.flatMap((field) => {
+    const before = snapshotValueSql(field, "v");
+    const after = snapshotValueSql(field, "l");
+    return before && after
+      ? [sql`case when ${before} is distinct from ${after} then ${sql.lit(field.alias)} end`]
+      : [];
+  }),
+)}]::text[], null)`;
+
+/** A lead's current state as a refresh reads it, with what changed since the entry's version. */
+export interface RefreshRead extends LiveVersion {
+  /** The lead's data (read when asked for). */
+  lead: LeadRecord | null;
+  /**
+   * The snapshot keys changed since the version the entry names: empty when it names the current
+   * version, null when that version is not kept (or the entry names none).
+   */
+  changedSinceEntry: string[] | null;
+}
+
+/**
+ * The current state of the entries' leads, by lead id, in one statement: version, last-updated
+ * date, URLs, the data where `withData`, and the keys changed since each entry's version (compared
+ * in PostgreSQL with the kept version, field by field as the snapshot shows them). Leads no longer
+ * stored are absent.
+ */
+export async function readRefreshState(
+  db: DbOrTrx,
+  entries: readonly { leadId: number; leadVersion: number | null }[],
+  withData: boolean,
+): Promise<Map<number, RefreshRead>> {
+  const out = new Map<number, RefreshRead>();
+  if (entries.length === 0) return out;
+  const data = withData
+    ? sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`l.${c}`)))
+    : sql`l.id, l.last_updated, l.registered_url, l.crawled_url`;
+  const { rows } = await sql<
+    Partial<LeadRecordRow> & LeadRecordRow & { version: number; changed: string[] | null }
+  >`
+    select ${data}, l.version,
+      case when e.version is null then null
+        when e.version = l.version then array[]::text[]
+        when v.id is null then null
+        else ${CHANGED_KEYS_SQL} end as changed
+    from unnest(cast(${entries.map((e) => e.leadId)} as integer[]),
+      cast(${entries.map((e) => e.leadVersion)} as integer[])) as e(lead_id, version)
+    join leads l on l.id = e.lead_id
+    left join lead_versions v on v.id = e.lead_id and v.version = e.version and e.version <> l.version`.execute(
+    db,
+  );
+  for (const row of rows) {
+    out.set(row.id, {
+      version: row.version,
+      lastUpdated: row.last_updated,
+      registeredUrl: row.registered_url,
+      crawledUrl: row.crawled_url,
+      lead: withData ? leadRecordFromRow(row) : null,
+      changedSinceEntry: row.changed,
+    });
+  }
   return out;
 }
 
@@ -99,23 +190,4 @@ export async function clearChangedFields(
     .where(sql<boolean>`id = any(cast(${[...entryIds]} as integer[]))`)
     .where("last_changed_fields", "is not", null)
     .execute();
-}
-
-/**
- * Kept old versions of leads (`lead_versions`), by `leadId:version`, read through its primary key:
- * the data an entry names when the lead has changed since.
- */
-export async function findKeptVersions(
-  db: DbOrTrx,
-  refs: readonly { leadId: number; version: number }[],
-): Promise<Map<string, LeadRecord>> {
-  const out = new Map<string, LeadRecord>();
-  if (refs.length === 0) return out;
-  const { rows } = await sql<LeadRecordRow & { version: number }>`
-    select ${sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`v.${c}`)))}, v.version
-    from unnest(cast(${refs.map((r) => r.leadId)} as integer[]), cast(${refs.map((r) => r.version)} as integer[]))
-      as u(id, version)
-    join lead_versions v on v.id = u.id and v.version = u.version`.execute(db);
-  for (const row of rows) out.set(`${row.id}:${row.version}`, leadRecordFromRow(row));
-  return out;
 }

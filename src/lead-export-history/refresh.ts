@@ -6,10 +6,12 @@ import { blacklistedDomains, isLeadBlacklisted } from "../export-blacklist/match
 import { toLeadSnapshot, type LeadSnapshot } from "../leads/snapshot.js";
 import { LEAD_VERSION_LOCK } from "../leads/versions.js";
 import {
-  findKeptVersions,
   findLiveLeads,
   lockEntries,
+  readRefreshState,
   updateRefreshedEntries,
+  type LiveLead,
+  type LiveVersion,
   type RefreshedEntry,
 } from "./refresh-repository.js";
 import type { HistoryEntry } from "./repository.js";
@@ -62,8 +64,9 @@ function eventSource(entry: HistoryEntry): LeadEventSource {
  * subscribed integrations, unless the lead is on the account's export blacklist. Results follow
  * `trackingIds`; `clearChangedFields` drops the kept fields instead (refresh-and-export).
  *
- * The delivered data is the copy of an older entry, else the version it names (a kept version when
- * the lead changed since); an entry with neither (a version nobody kept) compares by date only.
+ * The delivered data is the copy of an older entry (compared here), else the version it names,
+ * compared with the current one in PostgreSQL (readRefreshState); an entry with neither (a version
+ * nobody kept) compares by date only. Refresh-and-export reads the leads' data only for copies.
  *
  * Holds LEAD_VERSION_LOCK shared like recordDeliveredLeads (src/leads/versions.ts), so a version
  * the entries are made to name is current or kept by a concurrent change.
@@ -76,33 +79,27 @@ export async function refreshEntries(
 ): Promise<RefreshOutcome> {
   await sql`select pg_advisory_xact_lock_shared(${sql.lit(LEAD_VERSION_LOCK)})`.execute(trx);
   const entries = await lockEntries(trx, accountId, trackingIds);
-  const live = await findLiveLeads(
+  // A refresh answers every entry's data; refresh-and-export (which clears the changed fields and
+  // answers a file) reads the data only of entries holding a copied snapshot, to compare with it.
+  const withLeads = !options.clearChangedFields;
+  const state = await readRefreshState(
     trx,
-    entries.map((e) => e.leadId),
+    entries.map((e) => ({ leadId: e.leadId, leadVersion: e.leadSnapshot === null ? e.leadVersion : null })),
+    withLeads,
   );
-  // The delivered data is read only where it can differ from the live lead: an entry at the
-  // lead's current version has nothing newer.
-  const stale = entries.filter(
-    (e) => e.leadSnapshot === null && e.leadVersion !== null && e.leadVersion !== live.get(e.leadId)?.version,
-  );
-  const kept = await findKeptVersions(
-    trx,
-    stale.map((e) => ({ leadId: e.leadId, version: e.leadVersion as number })),
-  );
-  const deliveredOf = (entry: HistoryEntry, fresh: LeadSnapshot): LeadSnapshot | null => {
-    if (entry.leadSnapshot !== null) return entry.leadSnapshot;
-    if (entry.leadVersion === null) return null;
-    if (entry.leadVersion === live.get(entry.leadId)?.version) return fresh;
-    const old = kept.get(`${entry.leadId}:${entry.leadVersion}`);
-    return old ? toLeadSnapshot(old) : null;
-  };
+  const copies = withLeads
+    ? new Map<number, LiveLead>()
+    : await findLiveLeads(
+        trx,
+        entries.filter((e) => e.leadSnapshot !== null && state.has(e.leadId)).map((e) => e.leadId),
+      );
   const blacklist = await blacklistedDomains(trx, accountId);
   const byId = new Map<number, RefreshResult>();
   const updates: RefreshedEntry[] = [];
   const events = new Map<LeadEventSource, { leadId: number; version: number }[]>();
   for (const entry of entries) {
-    const current = live.get(entry.leadId);
-    if (!current) {
+    const read = state.get(entry.leadId);
+    if (!read) {
       byId.set(entry.id, {
         id: entry.id,
         leadId: entry.leadId,
@@ -113,36 +110,45 @@ export async function refreshEntries(
       });
       continue;
     }
-    const fresh = toLeadSnapshot(current.lead);
-    const before = deliveredOf(entry, fresh);
-    const diff = before ? changedKeys(before, fresh) : [];
-    const lastUpdated = current.lead.lastUpdated;
+    // A copy's lead read on its own (refresh-and-export) names its version with its data.
+    const copy = copies.get(entry.leadId);
+    const now: LiveVersion = copy ? versionOf(copy) : read;
+    const lead = copy?.lead ?? read.lead;
+    const fresh = lead ? toLeadSnapshot(lead) : null;
+    // What changed since delivery: against a copied snapshot here; against the version the entry
+    // names in PostgreSQL (none when it names the current one); unknown without either (compared
+    // by date only).
+    const copied = entry.leadSnapshot;
+    const diff = copied !== null ? (fresh ? changedKeys(copied, fresh) : []) : (read.changedSinceEntry ?? []);
+    const unknown = copied === null && read.changedSinceEntry === null;
+    const { lastUpdated } = now;
     const changed =
       entry.leadLastUpdated === null
-        ? diff.length > 0 || (before === null && lastUpdated !== null)
+        ? diff.length > 0 || (unknown && lastUpdated !== null)
         : lastUpdated !== null && lastUpdated.getTime() > entry.leadLastUpdated.getTime();
-    const kept = options.clearChangedFields ? [] : mergeFields(entry.lastChangedFields ?? [], diff);
+    const keptFields = options.clearChangedFields ? [] : mergeFields(entry.lastChangedFields ?? [], diff);
     const update: RefreshedEntry = {
       entryId: entry.id,
-      version: current.version,
+      version: now.version,
       lastUpdated,
-      changedFields: kept.length > 0 ? kept : options.clearChangedFields ? null : entry.lastChangedFields,
+      changedFields:
+        keptFields.length > 0 ? keptFields : options.clearChangedFields ? null : entry.lastChangedFields,
     };
     // An entry already up to date is not written again.
     if (!isUpToDate(entry, update)) updates.push(update);
-    const newer = diff.length > 0 || (before === null && changed);
-    if (newer && !isLeadBlacklisted(blacklist, current.lead)) {
+    const newer = diff.length > 0 || (unknown && changed);
+    if (newer && !isLeadBlacklisted(blacklist, now)) {
       const list = events.get(eventSource(entry)) ?? [];
-      list.push({ leadId: entry.leadId, version: current.version });
+      list.push({ leadId: entry.leadId, version: now.version });
       events.set(eventSource(entry), list);
     }
     byId.set(entry.id, {
       id: entry.id,
       leadId: entry.leadId,
       changed,
-      changedFields: kept,
+      changedFields: keptFields,
       refreshed: true,
-      lead: fresh,
+      lead: withLeads ? fresh : null,
     });
   }
   await updateRefreshedEntries(trx, accountId, updates);
@@ -154,6 +160,17 @@ export async function refreshEntries(
       byId.get(id) ?? { id, leadId: null, changed: false, changedFields: [], refreshed: false, lead: null },
   );
   return { results, refreshed: results.filter((r) => r.refreshed).length };
+}
+
+/** What a refresh needs of a lead whose data it does not answer. */
+function versionOf(live: LiveLead): LiveVersion {
+  const { lead } = live;
+  return {
+    version: live.version,
+    lastUpdated: lead.lastUpdated,
+    registeredUrl: lead.registeredUrl,
+    crawledUrl: lead.crawledUrl,
+  };
 }
 
 /** Whether an entry already holds what a refresh would write. */
