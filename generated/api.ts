@@ -1466,7 +1466,188 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "lead.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event lead.created
+         * @description Event `lead.created`.
+         *
+         *     The JSON body of every event delivery, told apart by `type`.
+         *
+         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
+         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
+         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
+         *     string exactly as returned when the integration was created (not hex-decoded); check it
+         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
+         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
+         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
+         */
+        post: operations["leadCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "lead.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event lead.updated
+         * @description Event `lead.updated`.
+         *
+         *     The JSON body of every event delivery, told apart by `type`.
+         *
+         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
+         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
+         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
+         *     string exactly as returned when the integration was created (not hex-decoded); check it
+         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
+         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
+         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
+         */
+        post: operations["leadUpdatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "export.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event export.completed
+         * @description Event `export.completed`.
+         *
+         *     The JSON body of every event delivery, told apart by `type`.
+         *
+         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
+         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
+         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
+         *     string exactly as returned when the integration was created (not hex-decoded); check it
+         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
+         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
+         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
+         */
+        post: operations["exportCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "email_schedule.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event email_schedule.sent
+         * @description Event `email_schedule.sent`.
+         *
+         *     The JSON body of every event delivery, told apart by `type`.
+         *
+         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
+         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
+         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
+         *     string exactly as returned when the integration was created (not hex-decoded); check it
+         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
+         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
+         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
+         */
+        post: operations["emailScheduleSentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "credit.low_balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event credit.low_balance
+         * @description Event `credit.low_balance`.
+         *
+         *     The JSON body of every event delivery, told apart by `type`.
+         *
+         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
+         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
+         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
+         *     string exactly as returned when the integration was created (not hex-decoded); check it
+         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
+         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
+         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
+         */
+        post: operations["creditLowBalanceEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "export.leads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event export.leads
+         * @description Event `export.leads`.
+         *
+         *     The JSON body of every event delivery, told apart by `type`.
+         *
+         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
+         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
+         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
+         *     string exactly as returned when the integration was created (not hex-decoded); check it
+         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
+         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
+         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
+         */
+        post: operations["exportLeadsEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description 409: the e-mail already has a subscription (trials included); use change-plan instead. */
@@ -1508,6 +1689,10 @@ export interface components {
              */
             skipped: number;
         };
+        BlacklistAddResultResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["BlacklistAddResult"];
+        };
         /** @description A domain kept out of the account's exports and integration pushes. */
         BlacklistEntry: {
             /**
@@ -1536,6 +1721,10 @@ export interface components {
              */
             value: string;
         };
+        BlacklistEntryListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["BlacklistEntry"][];
+        };
         /**
          * @description Kinds of export blacklist entry.
          * @enum {string}
@@ -1554,6 +1743,12 @@ export interface components {
             /** @description True when `companyWebsite` was given and its home page could not be read. */
             websiteAnalysisFailed: boolean;
         };
+        CategorySuggestionsResponse: {
+            /** @description The result. */
+            data: components["schemas"]["CategorySuggestions"];
+        };
+        ChangePlanBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["InvalidPlanError"] | components["schemas"]["BadRequestError"];
+        ChangePlanPaymentRequiredError: components["schemas"]["PaymentDeclinedError"] | components["schemas"]["PaymentFailedError"];
         /** @description 429: another request of this account is charging credits right now (Retry-After 30). */
         ChargeInProgressError: {
             /**
@@ -1579,6 +1774,10 @@ export interface components {
             email: string;
             /** @description What happened, for people. The API key itself is sent by e-mail, never returned. */
             message: string;
+        };
+        ClaimKeyResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["ClaimKeyResult"];
         };
         /**
          * @description Where the assignee and file-name columns go in a combined file.
@@ -1621,6 +1820,13 @@ export interface components {
              */
             expiresAt: string;
         };
+        ConnectIntegrationResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["ConnectIntegrationResult"];
+        };
+        CreateExportFormatBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["ExportTooLargeError"];
+        CreateWebhookIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        CreateWebhookIntegrationConflictError: components["schemas"]["IntegrationExistsError"] | components["schemas"]["IntegrationLimitError"];
         /** @description Request to create a webhook integration. */
         CreateWebhookIntegrationRequest: {
             /** @description The webhook provider; CRM providers are connected with `POST /integrations/{provider}/connect` instead. */
@@ -1649,6 +1855,10 @@ export interface components {
              *     in this answer: store it now.
              */
             signingSecret: string;
+        };
+        CreatedWebhookIntegrationResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["CreatedWebhookIntegration"];
         };
         /** @description Data of `credit.low_balance`: the spendable balance fell below the threshold. */
         CreditLowBalanceData: {
@@ -1698,7 +1908,7 @@ export interface components {
             /** @description The provider of that integration. */
             provider: components["schemas"]["IntegrationProviderId"];
             /**
-             * @description Always `credit.low_balance`. (enum property replaced by openapi-typescript)
+             * @description Always `credit.low_balance`.
              * @enum {string}
              */
             type: "credit.low_balance";
@@ -1743,8 +1953,10 @@ export interface components {
              */
             creditCount: number;
         };
-        /** @description Header set when results were cut down to what the balance could pay. */
-        CreditsCappedHeader: Record<string, never>;
+        CreditPurchaseResponse: {
+            /** @description The result. */
+            data: components["schemas"]["CreditPurchase"];
+        };
         /** @description Field mapping of a `crm_contacts` integration. */
         CrmContactsFieldMappingInfo: {
             /** @description Lead fields of the service. */
@@ -1831,10 +2043,18 @@ export interface components {
         };
         /** @description Field lists and saved mapping of a CRM integration; the shape depends on the provider. */
         CrmFieldMappingInfo: components["schemas"]["CrmContactsFieldMappingInfo"] | components["schemas"]["CrmLeadsFieldMappingInfo"] | components["schemas"]["CrmDealsFieldMappingInfo"];
+        CrmFieldMappingInfoResponse: {
+            /** @description The result. */
+            data: components["schemas"]["CrmFieldMappingInfo"];
+        };
         /** @description The saved field mapping. */
         CrmFieldMappingSaved: {
             /** @description The mapping now saved. */
             mapping: components["schemas"]["CrmFieldMapping"];
+        };
+        CrmFieldMappingSavedResponse: {
+            /** @description The result. */
+            data: components["schemas"]["CrmFieldMappingSaved"];
         };
         /** @description A new field mapping; it replaces the whole saved mapping. */
         CrmFieldMappingUpdate: {
@@ -1892,6 +2112,10 @@ export interface components {
             /** @description One result per scope of the CRM. */
             scopes: components["schemas"]["CrmMappingTestScope"][];
         };
+        CrmMappingTestResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["CrmMappingTestResult"];
+        };
         /** @description Test result of one kind of CRM record. */
         CrmMappingTestScope: {
             /** @description The kind of record. */
@@ -1921,6 +2145,10 @@ export interface components {
             daysRemaining: number;
             /** @description When the account last switched, or null if it never did. */
             lastSwitchedAt: string | null;
+        };
+        DatabaseSettingsResponse: {
+            /** @description The result. */
+            data: components["schemas"]["DatabaseSettings"];
         };
         /**
          * @description The lead database an account works with. The service reports `other` (the Main database).
@@ -1959,6 +2187,10 @@ export interface components {
             /** @description The saved `deal` scope of the field mapping. */
             fieldMap: components["schemas"]["CrmFieldMappingEntry"][];
         };
+        DealsCrmDealFieldsResponse: {
+            /** @description The result. */
+            data: components["schemas"]["DealsCrmDealFields"];
+        };
         /** @description A deals pipeline of the `crm_deals` account. */
         DealsPipeline: {
             /**
@@ -1972,6 +2204,10 @@ export interface components {
             active: boolean;
             /** @description The pipeline's stages, in order. */
             stages: components["schemas"]["DealsPipelineStage"][];
+        };
+        DealsPipelineListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["DealsPipeline"][];
         };
         /** @description A stage of a deals pipeline. */
         DealsPipelineStage: {
@@ -1992,6 +2228,10 @@ export interface components {
         DeletedMessage: {
             /** @description What was deleted. */
             message: string;
+        };
+        DeletedMessageResponse: {
+            /** @description The result. */
+            data: components["schemas"]["DeletedMessage"];
         };
         /** @description Progress of a batched `export.leads` delivery. */
         DeliveryBatchSummary: {
@@ -2043,6 +2283,10 @@ export interface components {
         };
         /** @description Answer to a delivery retry: the outcome of a single attempt, or the batches queued. */
         DeliveryRetryResult: components["schemas"]["IntegrationSendResult"] | components["schemas"]["DeliveryRetryQueued"];
+        DeliveryRetryResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["DeliveryRetryResult"];
+        };
         /** @description 403: disposable e-mail addresses cannot buy a subscription. */
         DisposableEmailError: {
             /**
@@ -2164,56 +2408,39 @@ export interface components {
             /**
              * @description An export format of the account, or null for the default format; an unknown id gives 400
              *     `validation_error`.
-             * @default null
              */
-            exportFormatId: number | null;
+            exportFormatId?: number | null;
             /** @description How many `intervalUnit`s lie between two regular runs (1-720). */
             intervalValue: components["schemas"]["IntervalValue"];
-            /**
-             * @description The unit of `intervalValue`.
-             * @default days
-             */
-            intervalUnit: components["schemas"]["IntervalUnit"];
-            /**
-             * @description Whether regular runs happen; false creates the schedule paused (`pauseReason` `user`).
-             * @default true
-             */
-            isActive: boolean;
+            /** @description The unit of `intervalValue`. Default `days`. */
+            intervalUnit?: components["schemas"]["IntervalUnit"];
+            /** @description Whether regular runs happen; false creates the schedule paused (`pauseReason` `user`). Default `true`. */
+            isActive?: boolean;
             /**
              * @description Who gets the files (1-50 recipients; an address given twice, in any letter case, counts once);
              *     default: the account's e-mail address alone.
              */
             recipients?: components["schemas"]["ScheduleRecipient"][];
-            /**
-             * @description How the leads of a send are shared out among `recipients`.
-             * @default full_copy
-             */
-            distributionMode: components["schemas"]["DistributionMode"];
-            /**
-             * @description Addresses that get every lead while the others share them (0-50; see `EmailSchedule`).
-             * @default []
-             */
-            fullCopyRecipients: components["schemas"]["RecipientEmail"][];
-            /**
-             * @description Most leads sent in one run (1-100,000); null: 100,000.
-             * @default null
-             */
-            maxLeadsPerEmail: components["schemas"]["MaxLeadsPerEmail"] | null;
-            /**
-             * @description Whether a combined file is sent when a send is divided into several files.
-             * @default false
-             */
-            combinedFileEnabled: boolean;
-            /**
-             * @description Addresses that get the combined file (0-50); at least one when `combinedFileEnabled` is true.
-             * @default []
-             */
-            combinedRecipients: components["schemas"]["RecipientEmail"][];
-            /**
-             * @description Where the two extra columns of the combined file go.
-             * @default end
-             */
-            combinedColumnsPosition: components["schemas"]["CombinedColumnsPosition"];
+            /** @description How the leads of a send are shared out among `recipients`. Default `full_copy`. */
+            distributionMode?: components["schemas"]["DistributionMode"];
+            /** @description Addresses that get every lead while the others share them (0-50; see `EmailSchedule`). Default: none. */
+            fullCopyRecipients?: components["schemas"]["RecipientEmail"][];
+            /** @description Most leads sent in one run (1-100,000); null: 100,000. */
+            maxLeadsPerEmail?: components["schemas"]["MaxLeadsPerEmail"] | null;
+            /** @description Whether a combined file is sent when a send is divided into several files. Default `false`. */
+            combinedFileEnabled?: boolean;
+            /** @description Addresses that get the combined file (0-50); at least one when `combinedFileEnabled` is true. Default: none. */
+            combinedRecipients?: components["schemas"]["RecipientEmail"][];
+            /** @description Where the two extra columns of the combined file go. Default `end`. */
+            combinedColumnsPosition?: components["schemas"]["CombinedColumnsPosition"];
+        };
+        EmailScheduleListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["EmailSchedule"][];
+        };
+        EmailScheduleResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["EmailSchedule"];
         };
         /** @description Data of `email_schedule.sent`: a schedule run sent its e-mails. */
         EmailScheduleSentData: {
@@ -2270,7 +2497,7 @@ export interface components {
             /** @description The provider of that integration. */
             provider: components["schemas"]["IntegrationProviderId"];
             /**
-             * @description Always `email_schedule.sent`. (enum property replaced by openapi-typescript)
+             * @description Always `email_schedule.sent`.
              * @enum {string}
              */
             type: "email_schedule.sent";
@@ -2341,6 +2568,10 @@ export interface components {
              * @description Entries that are not usable website URLs (`skipped_invalid` rows, free).
              */
             skippedInvalid: number;
+        };
+        EnrichmentAcceptedResponse: {
+            /** @description The new run. */
+            data: components["schemas"]["EnrichmentAccepted"];
         };
         /**
          * @description Which contact details a result must have to count (and be charged).
@@ -2415,6 +2646,10 @@ export interface components {
              */
             expiresAt: string;
         };
+        EnrichmentDownloadResponse: {
+            /** @description The result. */
+            data: components["schemas"]["EnrichmentDownload"];
+        };
         /** @description Live fetching of a run. */
         EnrichmentLiveCounts: {
             /**
@@ -2485,14 +2720,10 @@ export interface components {
              * @description Share (0-100) of `maxCredits` that may go to database matches new to the account. Unused
              *     database budget flows to live fetching, never the reverse; already bought records are free
              *     and unaffected. Defaults to 100.
-             * @default 100
              */
-            databaseMatchPercent: number;
-            /**
-             * @description Contact details a result must have; defaults to `either` (phone or e-mail).
-             * @default either
-             */
-            contactTypes: components["schemas"]["EnrichmentContactType"];
+            databaseMatchPercent?: number;
+            /** @description Contact details a result must have; defaults to `either` (phone or e-mail). */
+            contactTypes?: components["schemas"]["EnrichmentContactType"];
             /**
              * @description Whether to e-mail the result file when the run finishes; defaults to the account setting.
              *     The file is always downloadable.
@@ -2509,11 +2740,6 @@ export interface components {
             /** @description Whether the file can be downloaded (`GET /enrichments/{id}/download`). */
             ready: boolean;
         };
-        /**
-         * @description Outcome of one URL of an enrichment run, as in the `status` column of the result file.
-         * @enum {string}
-         */
-        EnrichmentRowStatus: "matched_paid" | "scraped" | "matched_free" | "scrape_failed" | "skipped_db_budget" | "skipped_scrape_budget" | "matched_no_contact" | "scraped_no_contact" | "skipped_invalid";
         /** @description One enrichment run: a list of websites matched against the database or fetched live. */
         EnrichmentRun: {
             /**
@@ -2550,6 +2776,29 @@ export interface components {
             completedAt: string | null;
             /** @description Why the run failed or stopped early; null otherwise. */
             error: string | null;
+        };
+        EnrichmentRunListResponse: {
+            /** @description The runs of this page, newest first. */
+            data: components["schemas"]["EnrichmentRun"][];
+            /**
+             * Format: int32
+             * @description Number of matching items in all pages.
+             */
+            totalCount: number;
+            /**
+             * Format: int32
+             * @description Page size used.
+             */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Number of items skipped.
+             */
+            offset: number;
+        };
+        EnrichmentRunResponse: {
+            /** @description The result. */
+            data: components["schemas"]["EnrichmentRun"];
         };
         /**
          * @description Where an enrichment run stands; it moves forward only, in this order.
@@ -2591,8 +2840,6 @@ export interface components {
             /** @description What is wrong with the value at `path`. */
             message: string;
         };
-        /** @description Rate-limit headers as sent on error answers (absent when the request carried no usable key). */
-        ErrorRateLimitHeaders: Record<string, never>;
         /** @description Data of `export.completed`: one export finished and its files were written. */
         ExportCompletedData: {
             /** @description Ids of the export history entries (one per file) written by the export. */
@@ -2639,7 +2886,7 @@ export interface components {
             /** @description The provider of that integration. */
             provider: components["schemas"]["IntegrationProviderId"];
             /**
-             * @description Always `export.completed`. (enum property replaced by openapi-typescript)
+             * @description Always `export.completed`.
              * @enum {string}
              */
             type: "export.completed";
@@ -2761,52 +3008,35 @@ export interface components {
             fileType: components["schemas"]["ExportFileType"];
             /**
              * Format: int32
-             * @description The row where the header row is written (1-100).
-             * @default 1
+             * @description The row where the header row is written (1-100). Default 1.
              */
-            startRow: number;
+            startRow?: number;
             /** @description The file's columns, in order (1-200). */
             fieldMappings: components["schemas"]["FieldMapping"][];
-            /**
-             * @description Whether a large export is cut into several files.
-             * @default false
-             */
-            splitFiles: boolean;
-            /**
-             * @description How to split; required when `splitFiles` is true.
-             * @default null
-             */
-            splitMode: components["schemas"]["SplitMode"] | null;
-            /**
-             * @description Most leads in one file (10-100,000); required by `max_rows` and `parts_max_rows`.
-             * @default null
-             */
-            maxRowsPerFile: number | null;
-            /**
-             * @description Number of files (2-100); required by `equal_parts` and `parts_max_rows`.
-             * @default null
-             */
-            numberOfParts: number | null;
-            /**
-             * @description Whether a split export also writes a `<name>_total` file with every lead.
-             * @default false
-             */
-            includeTotal: boolean;
-            /**
-             * @description Whether the header row is written (CSV and XLSX).
-             * @default true
-             */
-            includeHeaders: boolean;
-            /**
-             * @description Header of the assignee column of a schedule's combined file; null: "Assigned To".
-             * @default null
-             */
-            combinedAssigneeColumnName: string | null;
-            /**
-             * @description Header of the file-name column of a schedule's combined file; null: "File Part".
-             * @default null
-             */
-            combinedFileNameColumnName: string | null;
+            /** @description Whether a large export is cut into several files. Default `false`. */
+            splitFiles?: boolean;
+            /** @description How to split; required when `splitFiles` is true. Default null. */
+            splitMode?: components["schemas"]["SplitMode"] | null;
+            /** @description Most leads in one file (10-100,000); required by `max_rows` and `parts_max_rows`. Default null. */
+            maxRowsPerFile?: number | null;
+            /** @description Number of files (2-100); required by `equal_parts` and `parts_max_rows`. Default null. */
+            numberOfParts?: number | null;
+            /** @description Whether a split export also writes a `<name>_total` file with every lead. Default `false`. */
+            includeTotal?: boolean;
+            /** @description Whether the header row is written (CSV and XLSX). Default `true`. */
+            includeHeaders?: boolean;
+            /** @description Header of the assignee column of a schedule's combined file; null: "Assigned To". */
+            combinedAssigneeColumnName?: string | null;
+            /** @description Header of the file-name column of a schedule's combined file; null: "File Part". */
+            combinedFileNameColumnName?: string | null;
+        };
+        ExportFormatListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["ExportFormat"][];
+        };
+        ExportFormatResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["ExportFormat"];
         };
         /**
          * @description Changes to an export format: only the fields sent change; `fieldMappings`, when sent, replaces
@@ -2894,11 +3124,31 @@ export interface components {
             /** @description Why the file cannot be downloaded; null when `downloadAvailable` is true. */
             unavailableReason: components["schemas"]["FileUnavailableReason"] | null;
         };
+        ExportHistoryEntryListResponse: {
+            /** @description The entries of this page, newest first. */
+            data: components["schemas"]["ExportHistoryEntry"][];
+            /**
+             * Format: int32
+             * @description Number of matching items in all pages.
+             */
+            totalCount: number;
+            /**
+             * Format: int32
+             * @description Page size used.
+             */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Number of items skipped.
+             */
+            offset: number;
+        };
+        ExportLeadsBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["ExportTooLargeError"];
         /**
          * @description Data of `export.leads`: one batch of the leads of an export. An export is sent as
          *     `batchCount` events sharing the same `exportId`, numbered by `batchIndex`.
          */
-        ExportLeadsData: {
+        ExportLeadsBatch: {
             /** @description Identifies the export; the same in every batch of one export. */
             exportId: string;
             /**
@@ -2946,13 +3196,15 @@ export interface components {
             /** @description The provider of that integration. */
             provider: components["schemas"]["IntegrationProviderId"];
             /**
-             * @description Always `export.leads`. (enum property replaced by openapi-typescript)
+             * @description Always `export.leads`.
              * @enum {string}
              */
             type: "export.leads";
             /** @description One batch of the export's leads. */
-            data: components["schemas"]["ExportLeadsData"];
+            data: components["schemas"]["ExportLeadsBatch"];
         };
+        ExportLeadsServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        ExportLeadsTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
         /** @description 400: the export would put more rows in one XLSX file than it can hold (20,000). */
         ExportTooLargeError: {
             /**
@@ -2987,6 +3239,12 @@ export interface components {
          * @enum {string}
          */
         FieldMappingType: "field" | "spacer";
+        /**
+         * Format: binary
+         * @description The bytes of a file answer. Written as `type: string, format: binary` so that client
+         *     generators read the answer as binary (a `Blob`) rather than as text or JSON (docs/contract.md).
+         */
+        FileBytes: string;
         /** @description A signed direct link to an exported file. */
         FileDownloadLink: {
             /**
@@ -3001,8 +3259,10 @@ export interface components {
              */
             expiresAt: string;
         };
-        /** @description Headers of every file answer. */
-        FileHeaders: Record<string, never>;
+        FileDownloadLinkResponse: {
+            /** @description The result. */
+            data: components["schemas"]["FileDownloadLink"];
+        };
         /** @description 410: the export file has expired or is no longer available. */
         FileUnavailableError: {
             /**
@@ -3051,6 +3311,14 @@ export interface components {
              */
             filters: components["schemas"]["LeadSearchFilters"];
         };
+        FilterPresetListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["FilterPreset"][];
+        };
+        FilterPresetResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["FilterPreset"];
+        };
         /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
         ForbiddenError: {
             /**
@@ -3063,6 +3331,13 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        GetDealsCrmDealFieldsBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        GetIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        GetJobBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
+        GetJobNotFoundError: components["schemas"]["NotFoundError"] | components["schemas"]["JobNotFoundError"];
+        GetJobServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        GetJobServiceUnavailableError: components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+        GetJobTooManyRequestsError: components["schemas"]["ChargeInProgressError"] | components["schemas"]["RateLimitError"];
         /** @description Health of one process and its database. */
         Health: {
             /**
@@ -3122,7 +3397,9 @@ export interface components {
             /** @description How the service authenticates to the destination. */
             authMethod: components["schemas"]["IntegrationAuthMethod"];
             /** @description Provider-specific details, for example the CRM environment or API domain. */
-            metadata: Record<string, never>;
+            metadata: {
+                [key: string]: unknown;
+            };
             /**
              * Format: int32
              * @description Automatic deliveries that failed in a row since the last success.
@@ -3229,6 +3506,10 @@ export interface components {
             /** @description Progress of the batches; present on `export.leads` rows only. */
             batchSummary?: components["schemas"]["DeliveryBatchSummary"];
         };
+        IntegrationDeliveryListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["IntegrationDelivery"][];
+        };
         /**
          * @description State of a delivery.
          * @enum {string}
@@ -3257,6 +3538,10 @@ export interface components {
             message: string;
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
+        };
+        IntegrationListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["Integration"][];
         };
         /** @description One entry of the provider catalog. */
         IntegrationProvider: {
@@ -3287,6 +3572,14 @@ export interface components {
         };
         /** @description Every provider id: a CRM or a webhook provider. */
         IntegrationProviderId: components["schemas"]["CrmProviderId"] | components["schemas"]["WebhookProviderId"];
+        IntegrationProviderListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["IntegrationProvider"][];
+        };
+        IntegrationResponse: {
+            /** @description The result. */
+            data: components["schemas"]["Integration"];
+        };
         /**
          * @description Outcome of one attempt at sending to the destination. The HTTP answer is 200 even when the
          *     destination failed: read `status`.
@@ -3306,6 +3599,10 @@ export interface components {
              *     `HTTP <status>` without a body); null on success.
              */
             error: string | null;
+        };
+        IntegrationSendResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["IntegrationSendResult"];
         };
         /**
          * @description Outcome of a send that was attempted once (test, retry, push).
@@ -3331,7 +3628,9 @@ export interface components {
             /** @description Whether the event is delivered. */
             isActive: boolean;
             /** @description Settings of this subscription (provider-specific; empty when none). */
-            config: Record<string, never>;
+            config: {
+                [key: string]: unknown;
+            };
         };
         /** @description A subscription as sent in a PATCH; the list sent replaces all subscriptions. */
         IntegrationSubscriptionInput: {
@@ -3346,7 +3645,9 @@ export interface components {
             /** @description Whether the event is delivered; default true. */
             isActive?: boolean;
             /** @description Provider-specific settings of the subscription; default empty. */
-            config?: Record<string, never>;
+            config?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description Events a test can send.
@@ -3487,14 +3788,6 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
-        /** @description Headers a job poll adds to the stored successful answer of a finished job. */
-        JobCompletedHeaders: Record<string, never>;
-        /**
-         * @description Headers a job poll adds to the stored error answer of a failed job. They are absent on the
-         *     poll's own errors (401, 403, 429 `Rate limit exceeded`, 404 `job_not_found`, 410, 500), which
-         *     share status codes with stored answers; their presence is how a client tells the two apart.
-         */
-        JobFailedHeaders: Record<string, never>;
         /** @description Kinds of background job. */
         JobKind: string | ("api_leads_export" | "email_schedule_trigger" | "ai_suggest_categories" | "lead_history_refresh" | "lead_history_re_export" | "lead_history_refresh_and_export");
         /** @description 404: unknown job id, a job finished over about a day ago, or one of another account. */
@@ -3524,6 +3817,13 @@ export interface components {
             /** @description What the units are, for example `leads` or `files`. */
             label: string;
         };
+        /**
+         * @description The `data` of a finished job's stored JSON answer: that of the operation that started it
+         *     (`kind` of the 202 answer): the category suggestions (`ai_suggest_categories`), the schedule
+         *     send result (`email_schedule_trigger`), the refresh results (`lead_history_refresh`) or the
+         *     signed links of an export with `inline: false` (`api_leads_export`).
+         */
+        JobResult: components["schemas"]["CategorySuggestions"] | components["schemas"]["ScheduleSendResult"] | components["schemas"]["LeadRefreshResult"] | components["schemas"]["LeadExportLinks"];
         /** @description 410: the job's answer is no longer kept. */
         JobResultExpiredError: {
             /**
@@ -3536,8 +3836,10 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
-        /** @description Headers on the final answer of a long-running operation. */
-        JobResultHeaders: Record<string, never>;
+        JobResultResponse: {
+            /** @description The result, shaped as the answer of the operation that started the job. */
+            data: components["schemas"]["JobResult"];
+        };
         /** @description 500: the long-running request ran past its time limit. */
         JobTimeoutError: {
             /**
@@ -3549,6 +3851,10 @@ export interface components {
             message: string;
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
+        };
+        /** @description One row of a JSON export file: one lead, keyed by the export column names. */
+        JsonFileRow: {
+            [key: string]: unknown;
         };
         /** @description One background keyword generation of the account. */
         KeywordGeneration: {
@@ -3582,6 +3888,14 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "running";
+        };
+        KeywordGenerationAcceptedResponse: {
+            /** @description The accepted generation. */
+            data: components["schemas"]["KeywordGenerationAccepted"];
+        };
+        KeywordGenerationListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["KeywordGeneration"][];
         };
         /**
          * @description State of a keyword generation.
@@ -3622,6 +3936,14 @@ export interface components {
             keywords: string[];
             /** @description Categories the keywords come from; null or absent for none. */
             sourceCategories?: string[] | null;
+        };
+        KeywordListListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["KeywordList"][];
+        };
+        KeywordListResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["KeywordList"];
         };
         /**
          * @description Whether a keyword list holds words to find or words to exclude.
@@ -3727,7 +4049,9 @@ export interface components {
              * @description Social profile URLs keyed by network, for example `{"facebook": "https://..."}`; empty when
              *     none.
              */
-            socialProfiles: Record<string, never>;
+            socialProfiles: {
+                [key: string]: string;
+            };
             /** @description Web technologies detected on the website. */
             webTechnologies: string[];
         };
@@ -3758,7 +4082,7 @@ export interface components {
             /** @description The provider of that integration. */
             provider: components["schemas"]["IntegrationProviderId"];
             /**
-             * @description Always `lead.created`. (enum property replaced by openapi-typescript)
+             * @description Always `lead.created`.
              * @enum {string}
              */
             type: "lead.created";
@@ -3863,11 +4187,34 @@ export interface components {
              * @description The lead data stored at the last export or refresh, keyed by database field names such as
              *     `wCompanyName`, `wPhonePrimary`, `wEmailPrimary`; null on some older entries.
              */
-            leadSnapshot: Record<string, never> | null;
+            leadSnapshot: {
+                [key: string]: unknown;
+            } | null;
             /** @description The snapshot, or the live lead data when there is no snapshot; null when neither exists. */
-            lead: Record<string, never> | null;
+            lead: {
+                [key: string]: unknown;
+            } | null;
             /** @description Fields a refresh found changed (kept until a refresh-and-export clears them), or null. */
             lastChangedFields: string[] | null;
+        };
+        LeadExportHistoryEntryListResponse: {
+            /** @description The entries of this page. */
+            data: components["schemas"]["LeadExportHistoryEntry"][];
+            /**
+             * Format: int32
+             * @description Number of matching items in all pages.
+             */
+            totalCount: number;
+            /**
+             * Format: int32
+             * @description Page size used.
+             */
+            limit: number;
+            /**
+             * Format: int32
+             * @description Number of items skipped.
+             */
+            offset: number;
         };
         /**
          * @description Selects lead export history entries in a request body. Its members are checked by the
@@ -3877,16 +4224,16 @@ export interface components {
          */
         LeadExportHistoryFilters: {
             /** @description The lead database, a string; any value resolves to `other`. */
-            databaseType?: unknown;
+            databaseType?: string;
             /** @description Only entries exported on or after this day: a YYYY-MM-DD string. */
-            dateFrom?: unknown;
+            dateFrom?: string;
             /** @description Only entries exported on or before this day: a YYYY-MM-DD string (the whole day counts). */
-            dateTo?: unknown;
+            dateTo?: string;
             /**
              * @description Only entries last exported through this channel: a string, one of `dashboard`, `api`,
              *     `email_schedule`, `crm_push`, `enrichment` (another string matches no entry).
              */
-            exportMethod?: unknown;
+            exportMethod?: string;
         };
         /** @description The answer of an export with `inline: false`. */
         LeadExportLinks: {
@@ -3907,6 +4254,10 @@ export interface components {
              * @description Credits the account can still spend after this export.
              */
             creditsRemaining: number;
+        };
+        LeadExportLinksResponse: {
+            /** @description The result. */
+            data: components["schemas"]["LeadExportLinks"];
         };
         /**
          * @description The channel a lead was last exported through.
@@ -4064,26 +4415,20 @@ export interface components {
              *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
              *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
              *     `validation_error`.
-             * @default lastBuyingSignal
              */
-            sortBy: string;
-            /**
-             * @description Sort direction; default `desc`.
-             * @default desc
-             */
-            sortOrder: components["schemas"]["SortOrder"];
+            sortBy?: string;
+            /** @description Sort direction; default `desc`. */
+            sortOrder?: components["schemas"]["SortOrder"];
             /**
              * Format: int32
-             * @description Page number, from 1 (search and preview; ignored by export).
-             * @default 1
+             * @description Page number, from 1 (search and preview; ignored by export); default 1.
              */
-            page: number;
+            page?: number;
             /**
              * Format: int32
-             * @description Leads per page, 1-1000 (search and preview; ignored by export).
-             * @default 100
+             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
              */
-            limit: number;
+            limit?: number;
             /** @description The lead database to search; any value resolves to `other` (the Main database). */
             database?: string;
             /**
@@ -4116,9 +4461,8 @@ export interface components {
             /**
              * @description `true` (default): the answer is the file itself (a ZIP when the format splits it).
              *     `false`: a JSON answer with the export history ids and signed download links.
-             * @default true
              */
-            inline: boolean;
+            inline?: boolean;
         };
         /** @description Page position of a lead search. */
         LeadPagination: {
@@ -4162,6 +4506,10 @@ export interface components {
             preview: true;
             /** @description Counts and cost over every matching lead. */
             summary: components["schemas"]["LeadPreviewSummary"];
+        };
+        LeadPreviewResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["LeadPreviewResult"];
         };
         /** @description What a search would give and cost, counted over every matching lead. */
         LeadPreviewSummary: {
@@ -4266,7 +4614,13 @@ export interface components {
             /** @description False for an id not in the history or a lead no longer in the database. */
             refreshed: boolean;
             /** @description The lead's data after the refresh (as in the entry's `lead`), or null when not refreshed. */
-            lead: Record<string, never> | null;
+            lead: {
+                [key: string]: unknown;
+            } | null;
+        };
+        LeadRefreshResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["LeadRefreshResult"];
         };
         /**
          * @description The lead search parameters. Sent as query parameters on `GET /leads` and `GET /leads/preview`,
@@ -4437,199 +4791,20 @@ export interface components {
              *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
              *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
              *     `validation_error`.
-             * @default lastBuyingSignal
              */
-            sortBy: string;
-            /**
-             * @description Sort direction; default `desc`.
-             * @default desc
-             */
-            sortOrder: components["schemas"]["SortOrder"];
+            sortBy?: string;
+            /** @description Sort direction; default `desc`. */
+            sortOrder?: components["schemas"]["SortOrder"];
             /**
              * Format: int32
-             * @description Page number, from 1 (search and preview; ignored by export).
-             * @default 1
+             * @description Page number, from 1 (search and preview; ignored by export); default 1.
              */
-            page: number;
+            page?: number;
             /**
              * Format: int32
-             * @description Leads per page, 1-1000 (search and preview; ignored by export).
-             * @default 100
+             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
              */
-            limit: number;
-            /** @description The lead database to search; any value resolves to `other` (the Main database). */
-            database?: string;
-        };
-        /**
-         * @description The search parameters as query parameters of `GET /leads` and `GET /leads/preview`: the same
-         *     members as `LeadSearchFilters`. List-valued ones are sent comma-separated (`plumb,roof`); the
-         *     server also accepts a JSON array string (`["plumb","roof"]`).
-         */
-        LeadSearchQuery: {
-            /**
-             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            positiveKeywords?: string[];
-            /**
-             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2). In a
-             *     query: comma-separated, or a JSON array string.
-             */
-            negativeKeywords?: string[];
-            /**
-             * @description Columns that form the OR group of phase 1 (and that negative keywords are checked against).
-             *     Default: the four searched columns `registeredUrl`, `crawledUrl`, `companyName`,
-             *     `aiCategoryEstimation`. Also accepted: `description`, `city`, `street`, `phone`, `email`,
-             *     and the database-style alias of any of these names (for example `wCompanyName`). An unknown
-             *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
-             */
-            orColumns?: string[];
-            /**
-             * @description Include terms for the company name (`companyName`). In a query: comma-separated, or a JSON
-             *     array string.
-             */
-            nameIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the company name: a lead whose name contains any of them is removed. In a
-             *     query: comma-separated, or a JSON array string.
-             */
-            nameExcludeTerms?: string[];
-            /**
-             * @description Include terms for the registered URL (`registeredUrl`; a space is a wildcard). In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            urlIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the registered URL (a space is a wildcard). In a query: comma-separated, or a
-             *     JSON array string.
-             */
-            urlExcludeTerms?: string[];
-            /**
-             * @description Include terms for the crawled URL (`crawledUrl`; a space is a wildcard). In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            crawledUrlIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the crawled URL (a space is a wildcard). In a query: comma-separated, or a
-             *     JSON array string.
-             */
-            crawledUrlExcludeTerms?: string[];
-            /**
-             * @description Include terms for the description (`description`). In a query: comma-separated, or a JSON array
-             *     string.
-             */
-            descriptionIncludeTerms?: string[];
-            /** @description Exclude terms for the description. In a query: comma-separated, or a JSON array string. */
-            descriptionExcludeTerms?: string[];
-            /**
-             * @description Include terms for the city column (`city`), matched as substrings. In a query: comma-separated,
-             *     or a JSON array string.
-             */
-            cityIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the city column, matched as substrings. In a query: comma-separated, or a
-             *     JSON array string.
-             */
-            cityExcludeTerms?: string[];
-            /** @description Include terms for the street (`street`). In a query: comma-separated, or a JSON array string. */
-            streetIncludeTerms?: string[];
-            /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
-            streetExcludeTerms?: string[];
-            /**
-             * @description Include terms for the phone numbers (`phone`), for example an area code `512`. In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            phoneIncludeTerms?: string[];
-            /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
-            phoneExcludeTerms?: string[];
-            /**
-             * @description Include terms for the e-mail addresses (`email`), for example a domain. In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            emailIncludeTerms?: string[];
-            /** @description Exclude terms for the e-mail addresses. In a query: comma-separated, or a JSON array string. */
-            emailExcludeTerms?: string[];
-            /**
-             * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
-             *     query: comma-separated, or a JSON array string.
-             */
-            stateInclude?: string[];
-            /**
-             * @description Remove leads in any of these states (two-letter US codes, any case). In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            stateExclude?: string[];
-            /**
-             * @description Keep only leads in one of these cities (whole city name, any case). In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            cityInclude?: string[];
-            /**
-             * @description Remove leads in any of these cities (whole city name, any case). In a query: comma-separated,
-             *     or a JSON array string.
-             */
-            cityExclude?: string[];
-            /**
-             * @description Keep only leads whose ZIP code starts with one of these values (`787` or `78701`). In a query:
-             *     comma-separated, or a JSON array string.
-             */
-            zipInclude?: string[];
-            /**
-             * @description Remove leads whose ZIP code starts with any of these values. In a query: comma-separated, or a
-             *     JSON array string.
-             */
-            zipExclude?: string[];
-            /**
-             * Format: double
-             * @description Minimum review rating (0-5); leads without a rating are removed when set.
-             */
-            minStars?: number;
-            /**
-             * Format: double
-             * @description Maximum review rating (0-5); leads without a rating are removed when set.
-             */
-            maxStars?: number;
-            /**
-             * Format: int32
-             * @description Minimum number of reviews; leads without a review count are removed when set.
-             */
-            minReviewCount?: number;
-            /**
-             * Format: int32
-             * @description Maximum number of reviews; leads without a review count are removed when set.
-             */
-            maxReviewCount?: number;
-            /**
-             * @description Keep only leads whose website has at least one of these schema.org types (exact names as listed
-             *     by `GET /leads/other/schema-types`). In a query: comma-separated, or a JSON array string.
-             */
-            websiteSchemaFilter?: string[];
-            /**
-             * @description Lead field to sort by: a field name of `Lead` with a single value (for example
-             *     `lastBuyingSignal`, `lastUpdated`, `companyName`, `city`, `state`, `zip`, `stars`,
-             *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
-             *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
-             *     `validation_error`.
-             * @default lastBuyingSignal
-             */
-            sortBy: string;
-            /**
-             * @description Sort direction; default `desc`.
-             * @default desc
-             */
-            sortOrder: components["schemas"]["SortOrder"];
-            /**
-             * Format: int32
-             * @description Page number, from 1 (search and preview; ignored by export).
-             * @default 1
-             */
-            page: number;
-            /**
-             * Format: int32
-             * @description Leads per page, 1-1000 (search and preview; ignored by export).
-             * @default 100
-             */
-            limit: number;
+            limit?: number;
             /** @description The lead database to search; any value resolves to `other` (the Main database). */
             database?: string;
         };
@@ -4651,6 +4826,10 @@ export interface components {
              * @description Credits the account can still spend after this request.
              */
             creditsRemaining: number;
+        };
+        LeadSearchResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["LeadSearchResult"];
         };
         /**
          * @description The flat summary of a lead sent in `lead.created`, `lead.updated` and `export.leads` events.
@@ -4749,12 +4928,26 @@ export interface components {
             /** @description The provider of that integration. */
             provider: components["schemas"]["IntegrationProviderId"];
             /**
-             * @description Always `lead.updated`. (enum property replaced by openapi-typescript)
+             * @description Always `lead.updated`.
              * @enum {string}
              */
             type: "lead.updated";
             /** @description The lead with its newer data. */
             data: components["schemas"]["LeadSummary"];
+        };
+        ListDealsCrmPipelinesBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        ListLeadExportHistoryIdsResult: {
+            /** @description The tracking ids. */
+            data: number[];
+            /**
+             * Format: int32
+             * @description Number of ids returned.
+             */
+            totalCount: number;
+        };
+        ListWebsiteSchemaTypesResult: {
+            /** @description The result. */
+            data: string[];
         };
         /**
          * Format: int32
@@ -4772,24 +4965,6 @@ export interface components {
             message: string;
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
-        };
-        /** @description Page position of an offset-paginated list. */
-        OffsetPage: {
-            /**
-             * Format: int32
-             * @description Number of matching items in all pages.
-             */
-            totalCount: number;
-            /**
-             * Format: int32
-             * @description Page size used.
-             */
-            limit: number;
-            /**
-             * Format: int32
-             * @description Number of items skipped.
-             */
-            offset: number;
         };
         /** @description The overage budget: how far lead usage may go past a zero balance, and how much it has. */
         OverageBudget: {
@@ -4825,6 +5000,10 @@ export interface components {
             periodStart: string | null;
             /** @description End of the current billing cycle, when the budget and its usage reset; null without a subscription period. */
             periodEnd: string | null;
+        };
+        OverageBudgetResponse: {
+            /** @description The result. */
+            data: components["schemas"]["OverageBudget"];
         };
         /**
          * @description The unit an overage budget is expressed in.
@@ -4873,6 +5052,8 @@ export interface components {
             category?: string;
             /** @description A short description of the business. */
             description?: string;
+        } & {
+            [key: string]: unknown;
         };
         /** @description 402: the saved payment method was declined. */
         PaymentDeclinedError: {
@@ -4980,6 +5161,10 @@ export interface components {
              */
             mode?: components["schemas"]["PlanChangeMode"];
         };
+        PlanChangeResponse: {
+            /** @description The result. */
+            data: components["schemas"]["PlanChange"];
+        };
         /** @description 410: the plan is no longer sold. */
         PlanRetiredError: {
             /**
@@ -4992,6 +5177,7 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        PreviewLeadsTooManyRequestsError: components["schemas"]["RateLimitError"] | components["schemas"]["LeadQueryCapacityBusyError"];
         /** @description The account's profile and credit balance. */
         Profile: {
             /**
@@ -5062,6 +5248,10 @@ export interface components {
              */
             overageCreditsRemaining: number;
         };
+        ProfileResponse: {
+            /** @description The result. */
+            data: components["schemas"]["Profile"];
+        };
         /** @description Writable profile fields; only the fields sent change, anything else is ignored. */
         ProfileUpdate: {
             /** @description New first name (1-100 characters). */
@@ -5097,6 +5287,9 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        PurchaseBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["InvalidEmailError"] | components["schemas"]["InvalidPlanError"];
+        PurchaseCreditsBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        PurchaseForbiddenError: components["schemas"]["ForbiddenError"] | components["schemas"]["DisposableEmailError"];
         /** @description Request to buy a subscription through the API. */
         PurchaseRequest: {
             /**
@@ -5112,9 +5305,8 @@ export interface components {
             /**
              * @description Whether to start with the free trial when the plan and buyer allow one. Defaults to true;
              *     only `false` skips the trial.
-             * @default true
              */
-            trial: boolean;
+            trial?: boolean;
         };
         /** @description A checkout session opened for a purchase. */
         PurchaseResult: {
@@ -5135,6 +5327,10 @@ export interface components {
             trial: components["schemas"]["PurchaseTrial"];
             /** @description What to do next, for people. The API key is never part of this answer; it is sent by e-mail. */
             message: string;
+        };
+        PurchaseResultResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["PurchaseResult"];
         };
         /** @description What the checkout offers in terms of a free trial. */
         PurchaseTrial: {
@@ -5188,6 +5384,12 @@ export interface components {
         };
         /** @description Provider-specific details of a push. */
         PushLeadResultDetails: components["schemas"]["CrmContactsPushResult"] | components["schemas"]["CrmLeadsPushResult"] | components["schemas"]["WebhookPushResult"];
+        PushLeadResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["PushLeadResult"];
+        };
+        PushLeadToIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        PushLeadToIntegrationServiceUnavailableError: components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         /** @description Push of the client's own lead data (free, not tracked, not checked against the blacklist). */
         PushOwnLead: {
             /** @description The lead data. */
@@ -5208,15 +5410,29 @@ export interface components {
              */
             retryAfter: number;
         };
-        /** @description Rate-limit headers of the most specific limit that applies, sent on every keyed answer. */
-        RateLimitHeaders: Record<string, never>;
+        ReExportLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        ReExportLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        ReExportLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+        ReceivePaymentWebhookResult: {
+            /**
+             * @description Always true: the event was verified and accepted.
+             * @enum {boolean}
+             */
+            received: true;
+        };
         /**
          * Format: email
          * @description An e-mail address that receives a schedule's files (at most 254 characters).
          */
         RecipientEmail: string;
-        /** @description Seconds to wait before trying again. */
-        RetryAfterHeader: Record<string, never>;
+        RefreshAndExportLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        RefreshAndExportLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        RefreshAndExportLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+        RefreshLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        RefreshLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        RefreshLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+        ResetIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        RetryIntegrationDeliveryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         /**
          * @description Why a schedule is paused.
          * @enum {string}
@@ -5266,6 +5482,10 @@ export interface components {
             /** @description What happened, for people. */
             message: string;
         };
+        ScheduleSendResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["ScheduleSendResult"];
+        };
         /** @description 503: the list of schema types is being built after a start (Retry-After 60). */
         SchemaTypesWarmingError: {
             /**
@@ -5278,6 +5498,7 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        SearchLeadsTooManyRequestsError: components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
         /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
         ServiceUnavailableError: {
             /**
@@ -5328,6 +5549,10 @@ export interface components {
             /** @description What happens next, for people. */
             message: string;
         };
+        SubscriptionCancellationResponse: {
+            /** @description The result. */
+            data: components["schemas"]["SubscriptionCancellation"];
+        };
         /**
          * @description State of the account's subscription.
          * @enum {string}
@@ -5352,6 +5577,8 @@ export interface components {
             /** @description Category names to leave out of the suggestions (compared ignoring case), for example ones already rejected. */
             excludeCategories?: components["schemas"]["CategoryName"][];
         };
+        SuggestCategoriesServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        SuggestCategoriesTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
         /** @description Request to switch the lead database. */
         SwitchDatabaseRequest: {
             /** @description The database to switch to. */
@@ -5378,11 +5605,21 @@ export interface components {
             /** @description What happened. */
             message: string;
         };
+        SwitchDatabaseResultResponse: {
+            /** @description The result. */
+            data: components["schemas"]["SwitchDatabaseResult"];
+        };
+        TestIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        TestIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         /**
          * @description Why a checkout starts without a free trial.
          * @enum {string}
          */
         TrialIneligibleReason: "not_requested" | "plan_not_eligible" | "trial_already_used" | "currently_subscribed";
+        TriggerEmailScheduleBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        TriggerEmailScheduleConflictError: components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ScheduleRunInProgressError"];
+        TriggerEmailScheduleServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        TriggerEmailScheduleTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
         /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
         UnauthorizedError: {
             /**
@@ -5405,6 +5642,13 @@ export interface components {
             /** @description What is wrong. */
             message: string;
         };
+        UpdateEmailScheduleBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        UpdateExportFormatBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
+        UpdateIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        UpdateIntegrationConflictError: components["schemas"]["IntegrationExistsError"] | components["schemas"]["ConflictError"];
+        UpdateIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        UpdateOverageBudgetBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        UpdateProfileBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
         ValidationError: {
             /**
@@ -5416,76 +5660,6 @@ export interface components {
             message: string;
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
-        };
-        /**
-         * @description Headers of every event delivery (an HTTPS POST of a `WebhookEvent` to the destination), as an
-         *     object keyed by header name (header names are case-insensitive; Node.js receivers see them
-         *     lower-cased). This is a description for receivers: the service sends these headers, it does
-         *     not receive this object.
-         *
-         *     `X-SVC-Signature` is `t=<unix_seconds>,v1=<hex>`: `t` equals `X-SVC-Timestamp` and `v1` is the
-         *     hex HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing
-         *     secret string exactly as returned when the integration was created (not hex-decoded). Verify
-         *     against the raw body before parsing JSON, compare lengths first and then with a timing-safe
-         *     comparison, and reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
-         *     Answer 200 within 8 seconds; use the body's `id` to skip duplicates.
-         */
-        WebhookDeliveryHeaders: {
-            /**
-             * @description Always `application/json`.
-             * @enum {string}
-             */
-            "Content-Type": "application/json";
-            /**
-             * @description Always `Service-Webhooks/1.0`.
-             * @enum {string}
-             */
-            "User-Agent": "Service-Webhooks/1.0";
-            /** @description The event's type, equal to `type` in the body. */
-            "X-SVC-Event": components["schemas"]["WebhookEventType"];
-            /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
-            "X-SVC-Timestamp": string;
-            /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
-            "X-SVC-Signature": string;
-            /** @description The destination's header API key, sent only when one is set on the integration. */
-            "X-SVC-API-Key"?: string;
-        };
-        /**
-         * @description The JSON body of every event delivery, told apart by `type`.
-         *
-         *     Each delivery is an HTTPS POST carrying the headers of `WebhookDeliveryHeaders`. To verify it:
-         *     take `t` and `v1` from `X-SVC-Signature` (`t` equals `X-SVC-Timestamp`); compute the hex
-         *     HMAC-SHA256 of the string `<t>.` followed by the raw body bytes, keyed with the signing secret
-         *     string exactly as returned when the integration was created (not hex-decoded); check it
-         *     against the raw body before parsing JSON, comparing lengths first and then with a timing-safe
-         *     comparison; reject a `t` older than 5 minutes (every attempt is signed with a fresh `t`).
-         *     Answer 200 within 8 seconds and use `id` to skip duplicates.
-         */
-        WebhookEvent: components["schemas"]["LeadCreatedEvent"] | components["schemas"]["LeadUpdatedEvent"] | components["schemas"]["ExportCompletedEvent"] | components["schemas"]["EmailScheduleSentEvent"] | components["schemas"]["CreditLowBalanceEvent"] | components["schemas"]["ExportLeadsEvent"];
-        /** @description Envelope fields shared by every event. */
-        WebhookEventCommon: {
-            /**
-             * @description Unique id of the event, `evt_<digits>_<suffix>`. Retries of one event keep the id; use
-             *     it to skip duplicates.
-             */
-            id: string;
-            /**
-             * Format: date-time
-             * @description When the event happened.
-             */
-            occurredAt: string;
-            /**
-             * Format: int32
-             * @description The id of the account the event belongs to.
-             */
-            userId: number;
-            /**
-             * Format: int32
-             * @description The id of the integration the event is delivered to.
-             */
-            integrationId: number;
-            /** @description The provider of that integration. */
-            provider: components["schemas"]["IntegrationProviderId"];
         };
         /**
          * @description Names of the events the service sends to integrations subscribed to them.
@@ -5510,7 +5684,10 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description `wait=N` (0-60) waits up to N seconds for the job to finish before answering 202 again. */
+        /**
+         * @description `wait=N` (0-60) waits up to N seconds for the job to finish before answering 202 again.
+         * @example wait=10
+         */
         JobPollRequestHeaders: string;
         /** @description The lead database; any value resolves to `other`. */
         "LeadExportHistoryFilterQuery.databaseType": string;
@@ -5566,7 +5743,10 @@ export interface components {
          *     comma-separated, or a JSON array string.
          */
         "LeadSearchFilters.emailIncludeTerms": string[];
-        /** @description Leads per page, 1-1000 (search and preview; ignored by export). */
+        /**
+         * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+         * @example 100
+         */
         "LeadSearchFilters.limit": number;
         /** @description Maximum number of reviews; leads without a review count are removed when set. */
         "LeadSearchFilters.maxReviewCount": number;
@@ -5599,7 +5779,7 @@ export interface components {
          *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
          */
         "LeadSearchFilters.orColumns": string[];
-        /** @description Page number, from 1 (search and preview; ignored by export). */
+        /** @description Page number, from 1 (search and preview; ignored by export); default 1. */
         "LeadSearchFilters.page": number;
         /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
         "LeadSearchFilters.phoneExcludeTerms": string[];
@@ -5611,6 +5791,10 @@ export interface components {
         /**
          * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
          *     comma-separated, or a JSON array string.
+         * @example [
+         *       "plumbing",
+         *       "drain repair"
+         *     ]
          */
         "LeadSearchFilters.positiveKeywords": string[];
         /**
@@ -5631,6 +5815,9 @@ export interface components {
         /**
          * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
          *     query: comma-separated, or a JSON array string.
+         * @example [
+         *       "TX"
+         *     ]
          */
         "LeadSearchFilters.stateInclude": string[];
         /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
@@ -5666,6 +5853,7 @@ export interface components {
          * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
          *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
          *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+         * @example export-2026-11-24-austin
          */
         "LongRunningRequestHeaders.idempotencyKey": string;
         /**
@@ -5673,6 +5861,7 @@ export interface components {
          *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
          *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
          *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+         * @example wait=10
          */
         "LongRunningRequestHeaders.prefer": string;
     };
@@ -5684,25 +5873,36 @@ export type AlreadySubscribedError = components['schemas']['AlreadySubscribedErr
 export type BadRequestError = components['schemas']['BadRequestError'];
 export type BlacklistAddRequest = components['schemas']['BlacklistAddRequest'];
 export type BlacklistAddResult = components['schemas']['BlacklistAddResult'];
+export type BlacklistAddResultResponse = components['schemas']['BlacklistAddResultResponse'];
 export type BlacklistEntry = components['schemas']['BlacklistEntry'];
 export type BlacklistEntryInput = components['schemas']['BlacklistEntryInput'];
+export type BlacklistEntryListResponse = components['schemas']['BlacklistEntryListResponse'];
 export type BlacklistEntryType = components['schemas']['BlacklistEntryType'];
 export type CategoryName = components['schemas']['CategoryName'];
 export type CategorySuggestions = components['schemas']['CategorySuggestions'];
+export type CategorySuggestionsResponse = components['schemas']['CategorySuggestionsResponse'];
+export type ChangePlanBadRequestError = components['schemas']['ChangePlanBadRequestError'];
+export type ChangePlanPaymentRequiredError = components['schemas']['ChangePlanPaymentRequiredError'];
 export type ChargeInProgressError = components['schemas']['ChargeInProgressError'];
 export type ClaimKeyRequest = components['schemas']['ClaimKeyRequest'];
 export type ClaimKeyResult = components['schemas']['ClaimKeyResult'];
+export type ClaimKeyResultResponse = components['schemas']['ClaimKeyResultResponse'];
 export type CombinedColumnsPosition = components['schemas']['CombinedColumnsPosition'];
 export type ConflictError = components['schemas']['ConflictError'];
 export type ConnectIntegrationRequest = components['schemas']['ConnectIntegrationRequest'];
 export type ConnectIntegrationResult = components['schemas']['ConnectIntegrationResult'];
+export type ConnectIntegrationResultResponse = components['schemas']['ConnectIntegrationResultResponse'];
+export type CreateExportFormatBadRequestError = components['schemas']['CreateExportFormatBadRequestError'];
+export type CreateWebhookIntegrationBadRequestError = components['schemas']['CreateWebhookIntegrationBadRequestError'];
+export type CreateWebhookIntegrationConflictError = components['schemas']['CreateWebhookIntegrationConflictError'];
 export type CreateWebhookIntegrationRequest = components['schemas']['CreateWebhookIntegrationRequest'];
 export type CreatedWebhookIntegration = components['schemas']['CreatedWebhookIntegration'];
+export type CreatedWebhookIntegrationResponse = components['schemas']['CreatedWebhookIntegrationResponse'];
 export type CreditLowBalanceData = components['schemas']['CreditLowBalanceData'];
 export type CreditLowBalanceEvent = components['schemas']['CreditLowBalanceEvent'];
 export type CreditPurchase = components['schemas']['CreditPurchase'];
 export type CreditPurchaseRequest = components['schemas']['CreditPurchaseRequest'];
-export type CreditsCappedHeader = components['schemas']['CreditsCappedHeader'];
+export type CreditPurchaseResponse = components['schemas']['CreditPurchaseResponse'];
 export type CrmContactsFieldMappingInfo = components['schemas']['CrmContactsFieldMappingInfo'];
 export type CrmContactsPushResult = components['schemas']['CrmContactsPushResult'];
 export type CrmDealsFieldMappingInfo = components['schemas']['CrmDealsFieldMappingInfo'];
@@ -5711,7 +5911,9 @@ export type CrmField = components['schemas']['CrmField'];
 export type CrmFieldMapping = components['schemas']['CrmFieldMapping'];
 export type CrmFieldMappingEntry = components['schemas']['CrmFieldMappingEntry'];
 export type CrmFieldMappingInfo = components['schemas']['CrmFieldMappingInfo'];
+export type CrmFieldMappingInfoResponse = components['schemas']['CrmFieldMappingInfoResponse'];
 export type CrmFieldMappingSaved = components['schemas']['CrmFieldMappingSaved'];
+export type CrmFieldMappingSavedResponse = components['schemas']['CrmFieldMappingSavedResponse'];
 export type CrmFieldMappingUpdate = components['schemas']['CrmFieldMappingUpdate'];
 export type CrmLeadsFieldMappingInfo = components['schemas']['CrmLeadsFieldMappingInfo'];
 export type CrmLeadsPushResult = components['schemas']['CrmLeadsPushResult'];
@@ -5719,42 +5921,52 @@ export type CrmMappingIssue = components['schemas']['CrmMappingIssue'];
 export type CrmMappingIssueSeverity = components['schemas']['CrmMappingIssueSeverity'];
 export type CrmMappingScope = components['schemas']['CrmMappingScope'];
 export type CrmMappingTestResult = components['schemas']['CrmMappingTestResult'];
+export type CrmMappingTestResultResponse = components['schemas']['CrmMappingTestResultResponse'];
 export type CrmMappingTestScope = components['schemas']['CrmMappingTestScope'];
 export type CrmProviderId = components['schemas']['CrmProviderId'];
 export type DatabaseSettings = components['schemas']['DatabaseSettings'];
+export type DatabaseSettingsResponse = components['schemas']['DatabaseSettingsResponse'];
 export type DatabaseType = components['schemas']['DatabaseType'];
 export type DealSettings = components['schemas']['DealSettings'];
 export type DealSettingsUpdate = components['schemas']['DealSettingsUpdate'];
 export type DealsCrmDealFields = components['schemas']['DealsCrmDealFields'];
+export type DealsCrmDealFieldsResponse = components['schemas']['DealsCrmDealFieldsResponse'];
 export type DealsPipeline = components['schemas']['DealsPipeline'];
+export type DealsPipelineListResponse = components['schemas']['DealsPipelineListResponse'];
 export type DealsPipelineStage = components['schemas']['DealsPipelineStage'];
 export type DeletedMessage = components['schemas']['DeletedMessage'];
+export type DeletedMessageResponse = components['schemas']['DeletedMessageResponse'];
 export type DeliveryBatchSummary = components['schemas']['DeliveryBatchSummary'];
 export type DeliveryRetryQueued = components['schemas']['DeliveryRetryQueued'];
 export type DeliveryRetryResult = components['schemas']['DeliveryRetryResult'];
+export type DeliveryRetryResultResponse = components['schemas']['DeliveryRetryResultResponse'];
 export type DisposableEmailError = components['schemas']['DisposableEmailError'];
 export type DistributionMode = components['schemas']['DistributionMode'];
 export type EmailSchedule = components['schemas']['EmailSchedule'];
 export type EmailScheduleCreate = components['schemas']['EmailScheduleCreate'];
+export type EmailScheduleListResponse = components['schemas']['EmailScheduleListResponse'];
+export type EmailScheduleResponse = components['schemas']['EmailScheduleResponse'];
 export type EmailScheduleSentData = components['schemas']['EmailScheduleSentData'];
 export type EmailScheduleSentEvent = components['schemas']['EmailScheduleSentEvent'];
 export type EmailScheduleUpdate = components['schemas']['EmailScheduleUpdate'];
 export type EnrichmentAccepted = components['schemas']['EnrichmentAccepted'];
+export type EnrichmentAcceptedResponse = components['schemas']['EnrichmentAcceptedResponse'];
 export type EnrichmentContactType = components['schemas']['EnrichmentContactType'];
 export type EnrichmentCredits = components['schemas']['EnrichmentCredits'];
 export type EnrichmentDatabaseCounts = components['schemas']['EnrichmentDatabaseCounts'];
 export type EnrichmentDownload = components['schemas']['EnrichmentDownload'];
+export type EnrichmentDownloadResponse = components['schemas']['EnrichmentDownloadResponse'];
 export type EnrichmentLiveCounts = components['schemas']['EnrichmentLiveCounts'];
 export type EnrichmentNotReadyError = components['schemas']['EnrichmentNotReadyError'];
 export type EnrichmentPayloadTooLargeError = components['schemas']['EnrichmentPayloadTooLargeError'];
 export type EnrichmentRequest = components['schemas']['EnrichmentRequest'];
 export type EnrichmentResult = components['schemas']['EnrichmentResult'];
-export type EnrichmentRowStatus = components['schemas']['EnrichmentRowStatus'];
 export type EnrichmentRun = components['schemas']['EnrichmentRun'];
+export type EnrichmentRunListResponse = components['schemas']['EnrichmentRunListResponse'];
+export type EnrichmentRunResponse = components['schemas']['EnrichmentRunResponse'];
 export type EnrichmentRunStatus = components['schemas']['EnrichmentRunStatus'];
 export type EnrichmentUrlCounts = components['schemas']['EnrichmentUrlCounts'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
-export type ErrorRateLimitHeaders = components['schemas']['ErrorRateLimitHeaders'];
 export type ExportCompletedData = components['schemas']['ExportCompletedData'];
 export type ExportCompletedEvent = components['schemas']['ExportCompletedEvent'];
 export type ExportCompletedFileType = components['schemas']['ExportCompletedFileType'];
@@ -5763,20 +5975,36 @@ export type ExportFileMethod = components['schemas']['ExportFileMethod'];
 export type ExportFileType = components['schemas']['ExportFileType'];
 export type ExportFormat = components['schemas']['ExportFormat'];
 export type ExportFormatCreate = components['schemas']['ExportFormatCreate'];
+export type ExportFormatListResponse = components['schemas']['ExportFormatListResponse'];
+export type ExportFormatResponse = components['schemas']['ExportFormatResponse'];
 export type ExportFormatUpdate = components['schemas']['ExportFormatUpdate'];
 export type ExportHistoryEntry = components['schemas']['ExportHistoryEntry'];
-export type ExportLeadsData = components['schemas']['ExportLeadsData'];
+export type ExportHistoryEntryListResponse = components['schemas']['ExportHistoryEntryListResponse'];
+export type ExportLeadsBadRequestError = components['schemas']['ExportLeadsBadRequestError'];
+export type ExportLeadsBatch = components['schemas']['ExportLeadsBatch'];
 export type ExportLeadsEvent = components['schemas']['ExportLeadsEvent'];
+export type ExportLeadsServerError = components['schemas']['ExportLeadsServerError'];
+export type ExportLeadsTooManyRequestsError = components['schemas']['ExportLeadsTooManyRequestsError'];
 export type ExportTooLargeError = components['schemas']['ExportTooLargeError'];
 export type FieldMapping = components['schemas']['FieldMapping'];
 export type FieldMappingType = components['schemas']['FieldMappingType'];
+export type FileBytes = components['schemas']['FileBytes'];
 export type FileDownloadLink = components['schemas']['FileDownloadLink'];
-export type FileHeaders = components['schemas']['FileHeaders'];
+export type FileDownloadLinkResponse = components['schemas']['FileDownloadLinkResponse'];
 export type FileUnavailableError = components['schemas']['FileUnavailableError'];
 export type FileUnavailableReason = components['schemas']['FileUnavailableReason'];
 export type FilterPreset = components['schemas']['FilterPreset'];
 export type FilterPresetCreate = components['schemas']['FilterPresetCreate'];
+export type FilterPresetListResponse = components['schemas']['FilterPresetListResponse'];
+export type FilterPresetResponse = components['schemas']['FilterPresetResponse'];
 export type ForbiddenError = components['schemas']['ForbiddenError'];
+export type GetDealsCrmDealFieldsBadRequestError = components['schemas']['GetDealsCrmDealFieldsBadRequestError'];
+export type GetIntegrationFieldMappingBadRequestError = components['schemas']['GetIntegrationFieldMappingBadRequestError'];
+export type GetJobBadRequestError = components['schemas']['GetJobBadRequestError'];
+export type GetJobNotFoundError = components['schemas']['GetJobNotFoundError'];
+export type GetJobServerError = components['schemas']['GetJobServerError'];
+export type GetJobServiceUnavailableError = components['schemas']['GetJobServiceUnavailableError'];
+export type GetJobTooManyRequestsError = components['schemas']['GetJobTooManyRequestsError'];
 export type Health = components['schemas']['Health'];
 export type IdempotencyKeyReusedError = components['schemas']['IdempotencyKeyReusedError'];
 export type InsufficientCreditsError = components['schemas']['InsufficientCreditsError'];
@@ -5786,12 +6014,17 @@ export type IntegrationAuthMethod = components['schemas']['IntegrationAuthMethod
 export type IntegrationChangeChannel = components['schemas']['IntegrationChangeChannel'];
 export type IntegrationChangeSource = components['schemas']['IntegrationChangeSource'];
 export type IntegrationDelivery = components['schemas']['IntegrationDelivery'];
+export type IntegrationDeliveryListResponse = components['schemas']['IntegrationDeliveryListResponse'];
 export type IntegrationDeliveryStatus = components['schemas']['IntegrationDeliveryStatus'];
 export type IntegrationExistsError = components['schemas']['IntegrationExistsError'];
 export type IntegrationLimitError = components['schemas']['IntegrationLimitError'];
+export type IntegrationListResponse = components['schemas']['IntegrationListResponse'];
 export type IntegrationProvider = components['schemas']['IntegrationProvider'];
 export type IntegrationProviderId = components['schemas']['IntegrationProviderId'];
+export type IntegrationProviderListResponse = components['schemas']['IntegrationProviderListResponse'];
+export type IntegrationResponse = components['schemas']['IntegrationResponse'];
 export type IntegrationSendResult = components['schemas']['IntegrationSendResult'];
+export type IntegrationSendResultResponse = components['schemas']['IntegrationSendResultResponse'];
 export type IntegrationSendStatus = components['schemas']['IntegrationSendStatus'];
 export type IntegrationStatus = components['schemas']['IntegrationStatus'];
 export type IntegrationSubscription = components['schemas']['IntegrationSubscription'];
@@ -5807,19 +6040,23 @@ export type InvalidPlanError = components['schemas']['InvalidPlanError'];
 export type InvalidRequestError = components['schemas']['InvalidRequestError'];
 export type JobAccepted = components['schemas']['JobAccepted'];
 export type JobCapacityBusyError = components['schemas']['JobCapacityBusyError'];
-export type JobCompletedHeaders = components['schemas']['JobCompletedHeaders'];
-export type JobFailedHeaders = components['schemas']['JobFailedHeaders'];
 export type JobKind = components['schemas']['JobKind'];
 export type JobNotFoundError = components['schemas']['JobNotFoundError'];
 export type JobProgress = components['schemas']['JobProgress'];
+export type JobResult = components['schemas']['JobResult'];
 export type JobResultExpiredError = components['schemas']['JobResultExpiredError'];
-export type JobResultHeaders = components['schemas']['JobResultHeaders'];
+export type JobResultResponse = components['schemas']['JobResultResponse'];
 export type JobTimeoutError = components['schemas']['JobTimeoutError'];
+export type JsonFileRow = components['schemas']['JsonFileRow'];
 export type KeywordGeneration = components['schemas']['KeywordGeneration'];
 export type KeywordGenerationAccepted = components['schemas']['KeywordGenerationAccepted'];
+export type KeywordGenerationAcceptedResponse = components['schemas']['KeywordGenerationAcceptedResponse'];
+export type KeywordGenerationListResponse = components['schemas']['KeywordGenerationListResponse'];
 export type KeywordGenerationStatus = components['schemas']['KeywordGenerationStatus'];
 export type KeywordList = components['schemas']['KeywordList'];
 export type KeywordListInput = components['schemas']['KeywordListInput'];
+export type KeywordListListResponse = components['schemas']['KeywordListListResponse'];
+export type KeywordListResponse = components['schemas']['KeywordListResponse'];
 export type KeywordListType = components['schemas']['KeywordListType'];
 export type Lead = components['schemas']['Lead'];
 export type LeadCreatedData = components['schemas']['LeadCreatedData'];
@@ -5830,12 +6067,15 @@ export type LeadCreatedTestSample = components['schemas']['LeadCreatedTestSample
 export type LeadExportFile = components['schemas']['LeadExportFile'];
 export type LeadExportFileType = components['schemas']['LeadExportFileType'];
 export type LeadExportHistoryEntry = components['schemas']['LeadExportHistoryEntry'];
+export type LeadExportHistoryEntryListResponse = components['schemas']['LeadExportHistoryEntryListResponse'];
 export type LeadExportHistoryFilters = components['schemas']['LeadExportHistoryFilters'];
 export type LeadExportLinks = components['schemas']['LeadExportLinks'];
+export type LeadExportLinksResponse = components['schemas']['LeadExportLinksResponse'];
 export type LeadExportMethod = components['schemas']['LeadExportMethod'];
 export type LeadExportRequest = components['schemas']['LeadExportRequest'];
 export type LeadPagination = components['schemas']['LeadPagination'];
 export type LeadPreviewResult = components['schemas']['LeadPreviewResult'];
+export type LeadPreviewResultResponse = components['schemas']['LeadPreviewResultResponse'];
 export type LeadPreviewSummary = components['schemas']['LeadPreviewSummary'];
 export type LeadQueryCapacityBusyError = components['schemas']['LeadQueryCapacityBusyError'];
 export type LeadReExportRequest = components['schemas']['LeadReExportRequest'];
@@ -5843,16 +6083,20 @@ export type LeadRefreshAndExportRequest = components['schemas']['LeadRefreshAndE
 export type LeadRefreshRequest = components['schemas']['LeadRefreshRequest'];
 export type LeadRefreshResult = components['schemas']['LeadRefreshResult'];
 export type LeadRefreshResultItem = components['schemas']['LeadRefreshResultItem'];
+export type LeadRefreshResultResponse = components['schemas']['LeadRefreshResultResponse'];
 export type LeadSearchFilters = components['schemas']['LeadSearchFilters'];
-export type LeadSearchQuery = components['schemas']['LeadSearchQuery'];
 export type LeadSearchResult = components['schemas']['LeadSearchResult'];
+export type LeadSearchResultResponse = components['schemas']['LeadSearchResultResponse'];
 export type LeadSummary = components['schemas']['LeadSummary'];
 export type LeadSummarySource = components['schemas']['LeadSummarySource'];
 export type LeadUpdatedEvent = components['schemas']['LeadUpdatedEvent'];
+export type ListDealsCrmPipelinesBadRequestError = components['schemas']['ListDealsCrmPipelinesBadRequestError'];
+export type ListLeadExportHistoryIdsResult = components['schemas']['ListLeadExportHistoryIdsResult'];
+export type ListWebsiteSchemaTypesResult = components['schemas']['ListWebsiteSchemaTypesResult'];
 export type MaxLeadsPerEmail = components['schemas']['MaxLeadsPerEmail'];
 export type NotFoundError = components['schemas']['NotFoundError'];
-export type OffsetPage = components['schemas']['OffsetPage'];
 export type OverageBudget = components['schemas']['OverageBudget'];
+export type OverageBudgetResponse = components['schemas']['OverageBudgetResponse'];
 export type OverageBudgetType = components['schemas']['OverageBudgetType'];
 export type OverageBudgetUpdate = components['schemas']['OverageBudgetUpdate'];
 export type OwnLeadData = components['schemas']['OwnLeadData'];
@@ -5865,45 +6109,81 @@ export type PlanChangeInProgressError = components['schemas']['PlanChangeInProgr
 export type PlanChangeKind = components['schemas']['PlanChangeKind'];
 export type PlanChangeMode = components['schemas']['PlanChangeMode'];
 export type PlanChangeRequest = components['schemas']['PlanChangeRequest'];
+export type PlanChangeResponse = components['schemas']['PlanChangeResponse'];
 export type PlanRetiredError = components['schemas']['PlanRetiredError'];
+export type PreviewLeadsTooManyRequestsError = components['schemas']['PreviewLeadsTooManyRequestsError'];
 export type Profile = components['schemas']['Profile'];
+export type ProfileResponse = components['schemas']['ProfileResponse'];
 export type ProfileUpdate = components['schemas']['ProfileUpdate'];
 export type ProviderError = components['schemas']['ProviderError'];
 export type ProviderUnavailableError = components['schemas']['ProviderUnavailableError'];
+export type PurchaseBadRequestError = components['schemas']['PurchaseBadRequestError'];
+export type PurchaseCreditsBadRequestError = components['schemas']['PurchaseCreditsBadRequestError'];
+export type PurchaseForbiddenError = components['schemas']['PurchaseForbiddenError'];
 export type PurchaseRequest = components['schemas']['PurchaseRequest'];
 export type PurchaseResult = components['schemas']['PurchaseResult'];
+export type PurchaseResultResponse = components['schemas']['PurchaseResultResponse'];
 export type PurchaseTrial = components['schemas']['PurchaseTrial'];
 export type PushLeadById = components['schemas']['PushLeadById'];
 export type PushLeadRequest = components['schemas']['PushLeadRequest'];
 export type PushLeadResult = components['schemas']['PushLeadResult'];
 export type PushLeadResultDetails = components['schemas']['PushLeadResultDetails'];
+export type PushLeadResultResponse = components['schemas']['PushLeadResultResponse'];
+export type PushLeadToIntegrationBadRequestError = components['schemas']['PushLeadToIntegrationBadRequestError'];
+export type PushLeadToIntegrationServiceUnavailableError = components['schemas']['PushLeadToIntegrationServiceUnavailableError'];
 export type PushOwnLead = components['schemas']['PushOwnLead'];
 export type RateLimitError = components['schemas']['RateLimitError'];
-export type RateLimitHeaders = components['schemas']['RateLimitHeaders'];
+export type ReExportLeadExportHistoryBadRequestError = components['schemas']['ReExportLeadExportHistoryBadRequestError'];
+export type ReExportLeadExportHistoryServerError = components['schemas']['ReExportLeadExportHistoryServerError'];
+export type ReExportLeadExportHistoryTooManyRequestsError = components['schemas']['ReExportLeadExportHistoryTooManyRequestsError'];
+export type ReceivePaymentWebhookResult = components['schemas']['ReceivePaymentWebhookResult'];
 export type RecipientEmail = components['schemas']['RecipientEmail'];
-export type RetryAfterHeader = components['schemas']['RetryAfterHeader'];
+export type RefreshAndExportLeadExportHistoryBadRequestError = components['schemas']['RefreshAndExportLeadExportHistoryBadRequestError'];
+export type RefreshAndExportLeadExportHistoryServerError = components['schemas']['RefreshAndExportLeadExportHistoryServerError'];
+export type RefreshAndExportLeadExportHistoryTooManyRequestsError = components['schemas']['RefreshAndExportLeadExportHistoryTooManyRequestsError'];
+export type RefreshLeadExportHistoryBadRequestError = components['schemas']['RefreshLeadExportHistoryBadRequestError'];
+export type RefreshLeadExportHistoryServerError = components['schemas']['RefreshLeadExportHistoryServerError'];
+export type RefreshLeadExportHistoryTooManyRequestsError = components['schemas']['RefreshLeadExportHistoryTooManyRequestsError'];
+export type ResetIntegrationFieldMappingBadRequestError = components['schemas']['ResetIntegrationFieldMappingBadRequestError'];
+export type RetryIntegrationDeliveryBadRequestError = components['schemas']['RetryIntegrationDeliveryBadRequestError'];
 export type SchedulePauseReason = components['schemas']['SchedulePauseReason'];
 export type ScheduleRecipient = components['schemas']['ScheduleRecipient'];
 export type ScheduleRunInProgressError = components['schemas']['ScheduleRunInProgressError'];
 export type ScheduleSendResult = components['schemas']['ScheduleSendResult'];
+export type ScheduleSendResultResponse = components['schemas']['ScheduleSendResultResponse'];
 export type SchemaTypesWarmingError = components['schemas']['SchemaTypesWarmingError'];
+export type SearchLeadsTooManyRequestsError = components['schemas']['SearchLeadsTooManyRequestsError'];
 export type ServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
 export type SmbField = components['schemas']['SmbField'];
 export type SortOrder = components['schemas']['SortOrder'];
 export type SplitMode = components['schemas']['SplitMode'];
 export type SplitWeight = components['schemas']['SplitWeight'];
 export type SubscriptionCancellation = components['schemas']['SubscriptionCancellation'];
+export type SubscriptionCancellationResponse = components['schemas']['SubscriptionCancellationResponse'];
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
 export type SuggestCategoriesRequest = components['schemas']['SuggestCategoriesRequest'];
+export type SuggestCategoriesServerError = components['schemas']['SuggestCategoriesServerError'];
+export type SuggestCategoriesTooManyRequestsError = components['schemas']['SuggestCategoriesTooManyRequestsError'];
 export type SwitchDatabaseRequest = components['schemas']['SwitchDatabaseRequest'];
 export type SwitchDatabaseResult = components['schemas']['SwitchDatabaseResult'];
+export type SwitchDatabaseResultResponse = components['schemas']['SwitchDatabaseResultResponse'];
+export type TestIntegrationBadRequestError = components['schemas']['TestIntegrationBadRequestError'];
+export type TestIntegrationFieldMappingBadRequestError = components['schemas']['TestIntegrationFieldMappingBadRequestError'];
 export type TrialIneligibleReason = components['schemas']['TrialIneligibleReason'];
+export type TriggerEmailScheduleBadRequestError = components['schemas']['TriggerEmailScheduleBadRequestError'];
+export type TriggerEmailScheduleConflictError = components['schemas']['TriggerEmailScheduleConflictError'];
+export type TriggerEmailScheduleServerError = components['schemas']['TriggerEmailScheduleServerError'];
+export type TriggerEmailScheduleTooManyRequestsError = components['schemas']['TriggerEmailScheduleTooManyRequestsError'];
 export type UnauthorizedError = components['schemas']['UnauthorizedError'];
 export type Unhealthy = components['schemas']['Unhealthy'];
+export type UpdateEmailScheduleBadRequestError = components['schemas']['UpdateEmailScheduleBadRequestError'];
+export type UpdateExportFormatBadRequestError = components['schemas']['UpdateExportFormatBadRequestError'];
+export type UpdateIntegrationBadRequestError = components['schemas']['UpdateIntegrationBadRequestError'];
+export type UpdateIntegrationConflictError = components['schemas']['UpdateIntegrationConflictError'];
+export type UpdateIntegrationFieldMappingBadRequestError = components['schemas']['UpdateIntegrationFieldMappingBadRequestError'];
+export type UpdateOverageBudgetBadRequestError = components['schemas']['UpdateOverageBudgetBadRequestError'];
+export type UpdateProfileBadRequestError = components['schemas']['UpdateProfileBadRequestError'];
 export type ValidationError = components['schemas']['ValidationError'];
-export type WebhookDeliveryHeaders = components['schemas']['WebhookDeliveryHeaders'];
-export type WebhookEvent = components['schemas']['WebhookEvent'];
-export type WebhookEventCommon = components['schemas']['WebhookEventCommon'];
 export type WebhookEventType = components['schemas']['WebhookEventType'];
 export type WebhookProviderId = components['schemas']['WebhookProviderId'];
 export type WebhookPushResult = components['schemas']['WebhookPushResult'];
@@ -5969,13 +6249,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The accepted generation. */
-                        data: components["schemas"]["KeywordGenerationAccepted"];
-                    };
+                    "application/json": components["schemas"]["KeywordGenerationAcceptedResponse"];
                 };
             };
             /** @description 400: the request is well-formed but cannot be acted on as sent. */
@@ -5987,6 +6274,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6002,6 +6293,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6017,6 +6312,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6034,6 +6333,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6049,6 +6352,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6075,13 +6382,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["KeywordGeneration"][];
-                    };
+                    "application/json": components["schemas"]["KeywordGenerationListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -6093,6 +6407,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6108,6 +6426,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6123,6 +6445,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6140,6 +6466,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6155,6 +6485,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6171,6 +6505,7 @@ export interface operations {
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
                  *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
                  *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
@@ -6178,6 +6513,7 @@ export interface operations {
                  *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
                  *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
                  *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+                 * @example wait=10
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -6199,6 +6535,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description `completed` or `failed`; absent when the answer came within the wait of the request. */
@@ -6210,10 +6556,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["CategorySuggestions"];
-                    };
+                    "application/json": components["schemas"]["CategorySuggestionsResponse"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -6225,6 +6568,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -6252,6 +6605,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6267,6 +6624,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6282,6 +6643,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6297,6 +6662,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6312,6 +6681,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -6331,10 +6704,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["SuggestCategoriesTooManyRequestsError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */
@@ -6346,10 +6723,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["SuggestCategoriesServerError"];
                 };
             };
             /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
@@ -6363,6 +6744,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6393,13 +6778,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ClaimKeyResult"];
-                    };
+                    "application/json": components["schemas"]["ClaimKeyResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -6411,6 +6803,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6426,6 +6822,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6443,6 +6843,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6458,6 +6862,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6484,13 +6892,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["EmailSchedule"][];
-                    };
+                    "application/json": components["schemas"]["EmailScheduleListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -6502,6 +6917,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6517,6 +6936,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6532,6 +6955,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6549,6 +6976,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6564,6 +6995,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6594,13 +7029,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["EmailSchedule"];
-                    };
+                    "application/json": components["schemas"]["EmailScheduleResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -6612,6 +7054,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6627,6 +7073,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6642,6 +7092,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6659,6 +7113,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6674,6 +7132,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6687,7 +7149,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The schedule's id. */
+                /**
+                 * @description The schedule's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -6703,13 +7168,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeletedMessage"];
-                    };
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -6721,6 +7193,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6736,6 +7212,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6751,6 +7231,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6766,6 +7250,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6783,6 +7271,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6798,6 +7290,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6811,7 +7307,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The schedule's id. */
+                /**
+                 * @description The schedule's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -6831,13 +7330,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["EmailSchedule"];
-                    };
+                    "application/json": components["schemas"]["EmailScheduleResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -6849,10 +7355,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["UpdateEmailScheduleBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -6864,6 +7374,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6879,6 +7393,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6894,6 +7412,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6911,6 +7433,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6926,6 +7452,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6942,6 +7472,7 @@ export interface operations {
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
                  *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
                  *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
@@ -6949,11 +7480,15 @@ export interface operations {
                  *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
                  *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
                  *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+                 * @example wait=10
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
             path: {
-                /** @description The schedule's id. */
+                /**
+                 * @description The schedule's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -6969,6 +7504,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description `completed` or `failed`; absent when the answer came within the wait of the request. */
@@ -6980,10 +7525,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ScheduleSendResult"];
-                    };
+                    "application/json": components["schemas"]["ScheduleSendResultResponse"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -6995,6 +7537,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -7022,10 +7574,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["TriggerEmailScheduleBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -7037,6 +7593,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7052,6 +7612,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7067,6 +7631,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7082,10 +7650,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IdempotencyKeyReusedError"] | components["schemas"]["ScheduleRunInProgressError"];
+                    "application/json": components["schemas"]["TriggerEmailScheduleConflictError"];
                 };
             };
             /** @description 410: the job's answer is no longer kept. */
@@ -7097,6 +7669,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -7116,10 +7692,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["TriggerEmailScheduleTooManyRequestsError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */
@@ -7131,10 +7711,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["TriggerEmailScheduleServerError"];
                 };
             };
         };
@@ -7142,7 +7726,10 @@ export interface operations {
     listEnrichments: {
         parameters: {
             query?: {
-                /** @description Page size, 1-100; default 25. */
+                /**
+                 * @description Page size, 1-100; default 25.
+                 * @example 100
+                 */
                 limit?: number;
                 /** @description Number of runs to skip; default 0. */
                 offset?: number;
@@ -7162,28 +7749,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The runs of this page, newest first. */
-                        data: components["schemas"]["EnrichmentRun"][];
-                        /**
-                         * Format: int32
-                         * @description Number of matching items in all pages.
-                         */
-                        totalCount: number;
-                        /**
-                         * Format: int32
-                         * @description Page size used.
-                         */
-                        limit: number;
-                        /**
-                         * Format: int32
-                         * @description Number of items skipped.
-                         */
-                        offset: number;
-                    };
+                    "application/json": components["schemas"]["EnrichmentRunListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -7195,6 +7774,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7210,6 +7793,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7225,6 +7812,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7242,6 +7833,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7257,6 +7852,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7287,13 +7886,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The new run. */
-                        data: components["schemas"]["EnrichmentAccepted"];
-                    };
+                    "application/json": components["schemas"]["EnrichmentAcceptedResponse"];
                 };
             };
             /** @description 400: the enrichment request is invalid; `details` lists each problem. */
@@ -7305,6 +7911,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7320,6 +7930,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7335,6 +7949,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7350,6 +7968,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7367,6 +7989,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7382,6 +8008,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7395,7 +8025,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The run id. */
+                /**
+                 * @description The run id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -7411,13 +8044,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["EnrichmentRun"];
-                    };
+                    "application/json": components["schemas"]["EnrichmentRunResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -7429,6 +8069,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7444,6 +8088,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7459,6 +8107,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7474,6 +8126,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7491,6 +8147,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7506,6 +8166,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7519,7 +8183,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The run id. */
+                /**
+                 * @description The run id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -7535,13 +8202,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["EnrichmentDownload"];
-                    };
+                    "application/json": components["schemas"]["EnrichmentDownloadResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -7553,6 +8227,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7568,6 +8246,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7583,6 +8265,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7598,6 +8284,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7613,6 +8303,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7628,6 +8322,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7645,6 +8343,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7660,6 +8362,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7686,13 +8392,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["BlacklistEntry"][];
-                    };
+                    "application/json": components["schemas"]["BlacklistEntryListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -7704,6 +8417,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7719,6 +8436,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7734,6 +8455,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7751,6 +8476,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7766,6 +8495,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7796,13 +8529,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["BlacklistAddResult"];
-                    };
+                    "application/json": components["schemas"]["BlacklistAddResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -7814,6 +8554,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7829,6 +8573,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7844,6 +8592,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7861,6 +8613,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7876,6 +8632,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7889,7 +8649,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The entry's id. */
+                /**
+                 * @description The entry's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -7905,13 +8668,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeletedMessage"];
-                    };
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -7923,6 +8693,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7938,6 +8712,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7953,6 +8731,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7968,6 +8750,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7985,6 +8771,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8000,6 +8790,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8026,13 +8820,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ExportFormat"][];
-                    };
+                    "application/json": components["schemas"]["ExportFormatListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8044,6 +8845,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8059,6 +8864,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8074,6 +8883,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8091,6 +8904,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8106,6 +8923,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8136,13 +8957,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["ExportFormat"];
-                    };
+                    "application/json": components["schemas"]["ExportFormatResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8154,10 +8982,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["ExportTooLargeError"];
+                    "application/json": components["schemas"]["CreateExportFormatBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -8169,6 +9001,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8184,6 +9020,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8201,6 +9041,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8216,6 +9060,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8229,7 +9077,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The format's id. */
+                /**
+                 * @description The format's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -8245,13 +9096,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ExportFormat"];
-                    };
+                    "application/json": components["schemas"]["ExportFormatResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8263,6 +9121,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8278,6 +9140,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8293,6 +9159,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8308,6 +9178,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8325,6 +9199,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8340,6 +9218,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8353,7 +9235,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The format's id. */
+                /**
+                 * @description The format's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -8369,13 +9254,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeletedMessage"];
-                    };
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8387,6 +9279,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8402,6 +9298,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8417,6 +9317,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8432,6 +9336,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8449,6 +9357,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8464,6 +9376,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8477,7 +9393,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The format's id. */
+                /**
+                 * @description The format's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -8497,13 +9416,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ExportFormat"];
-                    };
+                    "application/json": components["schemas"]["ExportFormatResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8515,10 +9441,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
+                    "application/json": components["schemas"]["UpdateExportFormatBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -8530,6 +9460,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8545,6 +9479,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8560,6 +9498,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8577,6 +9519,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8592,6 +9538,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8605,7 +9555,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The format's id. */
+                /**
+                 * @description The format's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -8621,13 +9574,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ExportFormat"];
-                    };
+                    "application/json": components["schemas"]["ExportFormatResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8639,6 +9599,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8654,6 +9618,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8669,6 +9637,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8684,6 +9656,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8701,6 +9677,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8716,6 +9696,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8727,7 +9711,10 @@ export interface operations {
     listExportHistory: {
         parameters: {
             query?: {
-                /** @description Page size, 1-200. */
+                /**
+                 * @description Page size, 1-200.
+                 * @example 100
+                 */
                 limit?: number;
                 /** @description Number of entries to skip. */
                 offset?: number;
@@ -8747,28 +9734,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The entries of this page, newest first. */
-                        data: components["schemas"]["ExportHistoryEntry"][];
-                        /**
-                         * Format: int32
-                         * @description Number of matching items in all pages.
-                         */
-                        totalCount: number;
-                        /**
-                         * Format: int32
-                         * @description Page size used.
-                         */
-                        limit: number;
-                        /**
-                         * Format: int32
-                         * @description Number of items skipped.
-                         */
-                        offset: number;
-                    };
+                    "application/json": components["schemas"]["ExportHistoryEntryListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8780,6 +9759,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8795,6 +9778,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8810,6 +9797,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8827,6 +9818,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8842,6 +9837,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8855,7 +9854,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The entry's id. */
+                /**
+                 * @description The entry's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -8873,12 +9875,22 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
-                    "application/json": Record<string, never>[];
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
+                    "text/csv": components["schemas"]["FileBytes"];
+                    "application/json": components["schemas"]["JsonFileRow"][];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["FileBytes"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -8890,6 +9902,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8905,6 +9921,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8920,6 +9940,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8935,6 +9959,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8950,6 +9978,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8967,6 +9999,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8982,6 +10018,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8995,7 +10035,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The entry's id. */
+                /**
+                 * @description The entry's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -9011,13 +10054,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["FileDownloadLink"];
-                    };
+                    "application/json": components["schemas"]["FileDownloadLinkResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9029,6 +10079,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9044,6 +10098,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9059,6 +10117,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9074,6 +10136,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9089,6 +10155,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9106,6 +10176,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9121,6 +10195,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9134,7 +10212,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The opaque signed token of the link. */
+                /**
+                 * @description The opaque signed token of the link.
+                 * @example tok_visa
+                 */
                 token: string;
             };
             cookie?: never;
@@ -9149,9 +10230,9 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
-                    "application/json": Record<string, never>[];
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
+                    "text/csv": components["schemas"]["FileBytes"];
+                    "application/json": components["schemas"]["JsonFileRow"][];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["FileBytes"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9163,6 +10244,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9178,6 +10263,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9193,6 +10282,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9208,6 +10301,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9234,13 +10331,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["FilterPreset"][];
-                    };
+                    "application/json": components["schemas"]["FilterPresetListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9252,6 +10356,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9267,6 +10375,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9282,6 +10394,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9299,6 +10415,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9314,6 +10434,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9344,13 +10468,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["FilterPreset"];
-                    };
+                    "application/json": components["schemas"]["FilterPresetResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9362,6 +10493,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9377,6 +10512,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9392,6 +10531,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9409,6 +10552,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9424,6 +10571,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9437,7 +10588,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The preset's id. */
+                /**
+                 * @description The preset's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -9453,13 +10607,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeletedMessage"];
-                    };
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9471,6 +10632,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9486,6 +10651,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9501,6 +10670,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9516,6 +10689,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9533,6 +10710,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9548,6 +10729,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9583,6 +10768,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9618,13 +10807,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["Integration"][];
-                    };
+                    "application/json": components["schemas"]["IntegrationListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9636,6 +10832,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9651,6 +10851,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9666,6 +10870,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9683,6 +10891,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9698,6 +10910,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9745,6 +10961,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9761,6 +10981,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9787,13 +11011,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["IntegrationProvider"][];
-                    };
+                    "application/json": components["schemas"]["IntegrationProviderListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9805,6 +11036,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9820,6 +11055,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9835,6 +11074,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9852,6 +11095,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9867,6 +11114,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9897,13 +11148,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["CreatedWebhookIntegration"];
-                    };
+                    "application/json": components["schemas"]["CreatedWebhookIntegrationResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9915,10 +11173,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["CreateWebhookIntegrationBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -9930,6 +11192,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9945,6 +11211,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9960,10 +11230,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IntegrationExistsError"] | components["schemas"]["IntegrationLimitError"];
+                    "application/json": components["schemas"]["CreateWebhookIntegrationConflictError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -9977,6 +11251,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9992,6 +11270,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10009,6 +11291,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10022,7 +11308,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -10038,13 +11327,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["Integration"];
-                    };
+                    "application/json": components["schemas"]["IntegrationResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10056,6 +11352,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10071,6 +11371,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10086,6 +11390,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10101,6 +11409,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10118,6 +11430,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10133,6 +11449,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10146,7 +11466,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -10162,13 +11485,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeletedMessage"];
-                    };
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10180,6 +11510,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10195,6 +11529,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10210,6 +11548,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10225,6 +11567,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10242,6 +11588,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10257,6 +11607,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10270,7 +11624,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -10290,13 +11647,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["Integration"];
-                    };
+                    "application/json": components["schemas"]["IntegrationResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10308,10 +11672,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["UpdateIntegrationBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -10323,6 +11691,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10338,6 +11710,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10353,6 +11729,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10368,10 +11748,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["IntegrationExistsError"] | components["schemas"]["ConflictError"];
+                    "application/json": components["schemas"]["UpdateIntegrationConflictError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -10385,6 +11769,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10400,6 +11788,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10417,6 +11809,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10433,7 +11829,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -10449,13 +11848,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DealsCrmDealFields"];
-                    };
+                    "application/json": components["schemas"]["DealsCrmDealFieldsResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10467,10 +11873,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["GetDealsCrmDealFieldsBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -10482,6 +11892,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10497,6 +11911,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10512,6 +11930,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10529,6 +11951,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10544,6 +11970,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10559,6 +11989,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10574,6 +12008,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10587,7 +12025,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -10603,13 +12044,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DealsPipeline"][];
-                    };
+                    "application/json": components["schemas"]["DealsPipelineListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10621,10 +12069,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["ListDealsCrmPipelinesBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -10636,6 +12088,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10651,6 +12107,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10666,6 +12126,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10683,6 +12147,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10698,6 +12166,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10713,6 +12185,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10728,6 +12204,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10741,7 +12221,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -10757,13 +12240,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["IntegrationDelivery"][];
-                    };
+                    "application/json": components["schemas"]["IntegrationDeliveryListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10775,6 +12265,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10790,6 +12284,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10805,6 +12303,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10820,6 +12322,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10837,6 +12343,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10852,6 +12362,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10865,9 +12379,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
-                /** @description The delivery's id. */
+                /**
+                 * @description The delivery's id.
+                 * @example 25
+                 */
                 deliveryId: number;
             };
             cookie?: never;
@@ -10883,13 +12403,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeliveryRetryResult"];
-                    };
+                    "application/json": components["schemas"]["DeliveryRetryResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10901,10 +12428,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["RetryIntegrationDeliveryBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -10916,6 +12447,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10931,6 +12466,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10946,6 +12485,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10963,6 +12506,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10978,6 +12525,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10993,6 +12544,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11009,7 +12564,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -11025,13 +12583,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["CrmFieldMappingInfo"];
-                    };
+                    "application/json": components["schemas"]["CrmFieldMappingInfoResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11043,10 +12608,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["GetIntegrationFieldMappingBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11058,6 +12627,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11073,6 +12646,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11088,6 +12665,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11105,6 +12686,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11120,6 +12705,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11135,6 +12724,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11150,6 +12743,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11163,7 +12760,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -11179,13 +12779,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["CrmFieldMappingSaved"];
-                    };
+                    "application/json": components["schemas"]["CrmFieldMappingSavedResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11197,10 +12804,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["ResetIntegrationFieldMappingBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11212,6 +12823,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11227,6 +12842,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11242,6 +12861,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11259,6 +12882,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11274,6 +12901,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11289,6 +12920,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11302,7 +12937,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -11322,13 +12960,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["CrmFieldMappingSaved"];
-                    };
+                    "application/json": components["schemas"]["CrmFieldMappingSavedResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11340,10 +12985,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["UpdateIntegrationFieldMappingBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11355,6 +13004,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11370,6 +13023,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11385,6 +13042,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11402,6 +13063,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11417,6 +13082,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11432,6 +13101,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11447,6 +13120,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11460,7 +13137,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -11476,13 +13156,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["CrmMappingTestResult"];
-                    };
+                    "application/json": components["schemas"]["CrmMappingTestResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11494,10 +13181,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["TestIntegrationFieldMappingBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11509,6 +13200,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11524,6 +13219,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11539,6 +13238,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11556,6 +13259,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11571,6 +13278,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11586,6 +13297,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11601,6 +13316,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11614,7 +13333,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -11634,13 +13356,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["PushLeadResult"];
-                    };
+                    "application/json": components["schemas"]["PushLeadResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11652,10 +13381,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["PushLeadToIntegrationBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11667,6 +13400,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11682,6 +13419,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11697,6 +13438,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11712,6 +13457,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11729,6 +13478,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11744,6 +13497,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11759,12 +13516,16 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Seconds to wait before trying again. */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["PushLeadToIntegrationServiceUnavailableError"];
                 };
             };
         };
@@ -11774,7 +13535,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The integration's id. */
+                /**
+                 * @description The integration's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -11794,13 +13558,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["IntegrationSendResult"];
-                    };
+                    "application/json": components["schemas"]["IntegrationSendResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11812,10 +13583,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["TestIntegrationBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -11827,6 +13602,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11842,6 +13621,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11857,6 +13640,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11874,6 +13661,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11889,6 +13680,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11904,6 +13699,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11920,6 +13719,7 @@ export interface operations {
                 /**
                  * @description The CRM provider: `crm_contacts`, `crm_leads` or `crm_deals`. Any other value (a webhook
                  *     provider included) gives 404 `not_found`, so this is a plain string, not an enum.
+                 * @example plumbing
                  */
                 provider: string;
             };
@@ -11940,13 +13740,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["ConnectIntegrationResult"];
-                    };
+                    "application/json": components["schemas"]["ConnectIntegrationResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -11958,6 +13765,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11973,6 +13784,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11988,6 +13803,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12003,6 +13822,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12018,6 +13841,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12035,6 +13862,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12050,6 +13881,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12065,6 +13900,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12077,11 +13916,17 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description `wait=N` (0-60) waits up to N seconds for the job to finish before answering 202 again. */
+                /**
+                 * @description `wait=N` (0-60) waits up to N seconds for the job to finish before answering 202 again.
+                 * @example wait=10
+                 */
                 Prefer?: components["parameters"]["JobPollRequestHeaders"];
             };
             path: {
-                /** @description The job id from the 202 answer (`jobId`, `X-SVC-Job-Id` or the `Location` path). */
+                /**
+                 * @description The job id from the 202 answer (`jobId`, `X-SVC-Job-Id` or the `Location` path).
+                 * @example job_8f3c2a91d4
+                 */
                 jobId: string;
             };
             cookie?: never;
@@ -12101,6 +13946,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description Always `completed` on a stored successful answer. */
@@ -12114,13 +13969,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result, shaped as the answer of the operation that started the job. */
-                        data: unknown;
-                    } | Record<string, never>[];
-                    "text/csv": unknown;
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
-                    "application/zip": unknown;
+                    "application/json": components["schemas"]["JobResultResponse"] | components["schemas"]["JsonFileRow"][];
+                    "text/csv": components["schemas"]["FileBytes"];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["FileBytes"];
+                    "application/zip": components["schemas"]["FileBytes"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -12132,6 +13984,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -12159,6 +14021,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12168,7 +14034,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
+                    "application/json": components["schemas"]["GetJobBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -12180,6 +14046,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12195,6 +14065,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12216,6 +14090,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12231,6 +14109,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12240,7 +14122,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NotFoundError"] | components["schemas"]["JobNotFoundError"];
+                    "application/json": components["schemas"]["GetJobNotFoundError"];
                 };
             };
             /** @description The request conflicts with the current state of the server. */
@@ -12252,6 +14134,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12273,6 +14159,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -12292,6 +14182,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12301,7 +14195,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ChargeInProgressError"] | components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["GetJobTooManyRequestsError"];
                 };
             };
             /** @description Server error */
@@ -12313,6 +14207,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12322,7 +14220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["GetJobServerError"];
                 };
             };
             /** @description Service unavailable. */
@@ -12334,6 +14232,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description The id of the job that produced this answer; present on a stored answer only. */
                     "X-SVC-Job-Id"?: string;
                     /** @description `failed` on a stored error answer; absent on the poll's own errors. */
@@ -12345,7 +14247,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["GetJobServiceUnavailableError"];
                 };
             };
         };
@@ -12368,13 +14270,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["KeywordList"][];
-                    };
+                    "application/json": components["schemas"]["KeywordListListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -12386,6 +14295,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12401,6 +14314,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12416,6 +14333,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12433,6 +14354,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12448,6 +14373,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12478,13 +14407,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["KeywordList"];
-                    };
+                    "application/json": components["schemas"]["KeywordListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -12496,6 +14432,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12511,6 +14451,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12526,6 +14470,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12543,6 +14491,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12558,6 +14510,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12571,7 +14527,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The list's id. */
+                /**
+                 * @description The list's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -12591,13 +14550,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["KeywordList"];
-                    };
+                    "application/json": components["schemas"]["KeywordListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -12609,6 +14575,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12624,6 +14594,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12639,6 +14613,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12654,6 +14632,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12671,6 +14653,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12686,6 +14672,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12699,7 +14689,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The list's id. */
+                /**
+                 * @description The list's id.
+                 * @example 1042
+                 */
                 id: number;
             };
             cookie?: never;
@@ -12715,13 +14708,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DeletedMessage"];
-                    };
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -12733,6 +14733,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12748,6 +14752,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12763,6 +14771,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12778,6 +14790,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12795,6 +14811,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12810,6 +14830,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12821,7 +14845,10 @@ export interface operations {
     listLeadExportHistory: {
         parameters: {
             query?: {
-                /** @description Entries per page, 1-200. */
+                /**
+                 * @description Entries per page, 1-200.
+                 * @example 100
+                 */
                 limit?: number;
                 /** @description Entries to skip. */
                 offset?: number;
@@ -12849,28 +14876,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The entries of this page. */
-                        data: components["schemas"]["LeadExportHistoryEntry"][];
-                        /**
-                         * Format: int32
-                         * @description Number of matching items in all pages.
-                         */
-                        totalCount: number;
-                        /**
-                         * Format: int32
-                         * @description Page size used.
-                         */
-                        limit: number;
-                        /**
-                         * Format: int32
-                         * @description Number of items skipped.
-                         */
-                        offset: number;
-                    };
+                    "application/json": components["schemas"]["LeadExportHistoryEntryListResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -12882,6 +14901,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12897,6 +14920,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12912,6 +14939,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12929,6 +14960,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12944,6 +14979,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12979,18 +15018,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The tracking ids. */
-                        data: number[];
-                        /**
-                         * Format: int32
-                         * @description Number of ids returned.
-                         */
-                        totalCount: number;
-                    };
+                    "application/json": components["schemas"]["ListLeadExportHistoryIdsResult"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -13002,6 +15043,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13017,6 +15062,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13032,6 +15081,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13049,6 +15102,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13064,6 +15121,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13080,6 +15141,7 @@ export interface operations {
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
                  *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
                  *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
@@ -13087,6 +15149,7 @@ export interface operations {
                  *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
                  *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
                  *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+                 * @example wait=10
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -13110,6 +15173,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description `completed` or `failed`; absent when the answer came within the wait of the request. */
@@ -13121,10 +15194,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
-                    "application/json": Record<string, never>[];
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
-                    "application/zip": unknown;
+                    "text/csv": components["schemas"]["FileBytes"];
+                    "application/json": components["schemas"]["JsonFileRow"][];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["FileBytes"];
+                    "application/zip": components["schemas"]["FileBytes"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -13136,6 +15209,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -13163,10 +15246,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["ReExportLeadExportHistoryBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -13178,6 +15265,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13193,6 +15284,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13208,6 +15303,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13223,6 +15322,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13238,6 +15341,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -13257,10 +15364,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["ReExportLeadExportHistoryTooManyRequestsError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */
@@ -13272,10 +15383,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["ReExportLeadExportHistoryServerError"];
                 };
             };
         };
@@ -13288,6 +15403,7 @@ export interface operations {
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
                  *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
                  *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
@@ -13295,6 +15411,7 @@ export interface operations {
                  *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
                  *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
                  *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+                 * @example wait=10
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -13316,6 +15433,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description `completed` or `failed`; absent when the answer came within the wait of the request. */
@@ -13327,10 +15454,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["LeadRefreshResult"];
-                    };
+                    "application/json": components["schemas"]["LeadRefreshResultResponse"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -13342,6 +15466,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -13369,10 +15503,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["RefreshLeadExportHistoryBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -13384,6 +15522,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13399,6 +15541,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13414,6 +15560,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13429,6 +15579,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -13448,10 +15602,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["RefreshLeadExportHistoryTooManyRequestsError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */
@@ -13463,10 +15621,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["RefreshLeadExportHistoryServerError"];
                 };
             };
         };
@@ -13479,6 +15641,7 @@ export interface operations {
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
                  *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
                  *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
@@ -13486,6 +15649,7 @@ export interface operations {
                  *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
                  *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
                  *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+                 * @example wait=10
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -13509,6 +15673,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description `completed` or `failed`; absent when the answer came within the wait of the request. */
@@ -13520,10 +15694,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
-                    "application/json": Record<string, never>[];
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
-                    "application/zip": unknown;
+                    "text/csv": components["schemas"]["FileBytes"];
+                    "application/json": components["schemas"]["JsonFileRow"][];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["FileBytes"];
+                    "application/zip": components["schemas"]["FileBytes"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -13535,6 +15709,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -13562,10 +15746,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["RefreshAndExportLeadExportHistoryBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -13577,6 +15765,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13592,6 +15784,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13607,6 +15803,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13622,6 +15822,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13637,6 +15841,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -13656,10 +15864,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
+                    "application/json": components["schemas"]["RefreshAndExportLeadExportHistoryTooManyRequestsError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */
@@ -13671,10 +15883,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["RefreshAndExportLeadExportHistoryServerError"];
                 };
             };
         };
@@ -13685,6 +15901,10 @@ export interface operations {
                 /**
                  * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
                  *     comma-separated, or a JSON array string.
+                 * @example [
+                 *       "plumbing",
+                 *       "drain repair"
+                 *     ]
                  */
                 positiveKeywords?: components["parameters"]["LeadSearchFilters.positiveKeywords"];
                 /**
@@ -13768,6 +15988,9 @@ export interface operations {
                 /**
                  * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
                  *     query: comma-separated, or a JSON array string.
+                 * @example [
+                 *       "TX"
+                 *     ]
                  */
                 stateInclude?: components["parameters"]["LeadSearchFilters.stateInclude"];
                 /**
@@ -13818,9 +16041,12 @@ export interface operations {
                 sortBy?: components["parameters"]["LeadSearchFilters.sortBy"];
                 /** @description Sort direction; default `desc`. */
                 sortOrder?: components["parameters"]["LeadSearchFilters.sortOrder"];
-                /** @description Page number, from 1 (search and preview; ignored by export). */
+                /** @description Page number, from 1 (search and preview; ignored by export); default 1. */
                 page?: components["parameters"]["LeadSearchFilters.page"];
-                /** @description Leads per page, 1-1000 (search and preview; ignored by export). */
+                /**
+                 * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+                 * @example 100
+                 */
                 limit?: components["parameters"]["LeadSearchFilters.limit"];
                 /** @description The lead database to search; any value resolves to `other` (the Main database). */
                 database?: components["parameters"]["LeadSearchFilters.database"];
@@ -13840,15 +16066,22 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description `true` when the results were capped at the spendable balance; absent otherwise. */
                     "X-Credits-Capped"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["LeadSearchResult"];
-                    };
+                    "application/json": components["schemas"]["LeadSearchResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -13860,6 +16093,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13875,6 +16112,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13890,6 +16131,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13905,6 +16150,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13922,10 +16171,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
+                    "application/json": components["schemas"]["SearchLeadsTooManyRequestsError"];
                 };
             };
             /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
@@ -13937,6 +16190,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -13953,6 +16210,7 @@ export interface operations {
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
                  *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
                  *     same key with a different request gives 409 `idempotency_key_reused`. Keys are per endpoint.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: components["parameters"]["LongRunningRequestHeaders.idempotencyKey"];
                 /**
@@ -13960,6 +16218,7 @@ export interface operations {
                  *     `respond-async` answers 202 at once. Both may be combined with a comma (then the request waits
                  *     up to N seconds, as RFC 7240 says). Invalid or out-of-range values are ignored; the honoured
                  *     ones are echoed in `Preference-Applied`. Without `Prefer` the wait is about 75 seconds.
+                 * @example wait=10
                  */
                 Prefer?: components["parameters"]["LongRunningRequestHeaders.prefer"];
             };
@@ -13983,6 +16242,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The id of the job that produced this answer. */
                     "X-SVC-Job-Id": string;
                     /** @description `completed` or `failed`; absent when the answer came within the wait of the request. */
@@ -13996,13 +16265,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": unknown;
-                    "application/json": Record<string, never>[] | {
-                        /** @description The result. */
-                        data: components["schemas"]["LeadExportLinks"];
-                    };
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": unknown;
-                    "application/zip": unknown;
+                    "text/csv": components["schemas"]["FileBytes"];
+                    "application/json": components["schemas"]["JsonFileRow"][] | components["schemas"]["LeadExportLinksResponse"];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": components["schemas"]["FileBytes"];
+                    "application/zip": components["schemas"]["FileBytes"];
                 };
             };
             /** @description 202: the request is still running; poll the job. */
@@ -14014,6 +16280,16 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     /** @description The job's status URL. */
                     Location: string;
                     /** @description Seconds to wait before polling. */
@@ -14041,10 +16317,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["ExportTooLargeError"];
+                    "application/json": components["schemas"]["ExportLeadsBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -14056,6 +16336,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14071,6 +16355,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14086,6 +16374,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14101,6 +16393,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14116,6 +16412,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     /** @description Always `expired` on this answer. */
                     "X-SVC-Job-Status": "expired";
                     [name: string]: unknown;
@@ -14135,10 +16435,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
+                    "application/json": components["schemas"]["ExportLeadsTooManyRequestsError"];
                 };
             };
             /** @description 500: the long-running request ran past its time limit. */
@@ -14150,10 +16454,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+                    "application/json": components["schemas"]["ExportLeadsServerError"];
                 };
             };
         };
@@ -14176,13 +16484,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: string[];
-                    };
+                    "application/json": components["schemas"]["ListWebsiteSchemaTypesResult"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -14194,6 +16509,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14209,6 +16528,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14224,6 +16547,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14241,6 +16568,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14256,6 +16587,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14273,6 +16608,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14287,6 +16626,10 @@ export interface operations {
                 /**
                  * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
                  *     comma-separated, or a JSON array string.
+                 * @example [
+                 *       "plumbing",
+                 *       "drain repair"
+                 *     ]
                  */
                 positiveKeywords?: components["parameters"]["LeadSearchFilters.positiveKeywords"];
                 /**
@@ -14370,6 +16713,9 @@ export interface operations {
                 /**
                  * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
                  *     query: comma-separated, or a JSON array string.
+                 * @example [
+                 *       "TX"
+                 *     ]
                  */
                 stateInclude?: components["parameters"]["LeadSearchFilters.stateInclude"];
                 /**
@@ -14420,9 +16766,12 @@ export interface operations {
                 sortBy?: components["parameters"]["LeadSearchFilters.sortBy"];
                 /** @description Sort direction; default `desc`. */
                 sortOrder?: components["parameters"]["LeadSearchFilters.sortOrder"];
-                /** @description Page number, from 1 (search and preview; ignored by export). */
+                /** @description Page number, from 1 (search and preview; ignored by export); default 1. */
                 page?: components["parameters"]["LeadSearchFilters.page"];
-                /** @description Leads per page, 1-1000 (search and preview; ignored by export). */
+                /**
+                 * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+                 * @example 100
+                 */
                 limit?: components["parameters"]["LeadSearchFilters.limit"];
                 /** @description The lead database to search; any value resolves to `other` (the Main database). */
                 database?: components["parameters"]["LeadSearchFilters.database"];
@@ -14442,13 +16791,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["LeadPreviewResult"];
-                    };
+                    "application/json": components["schemas"]["LeadPreviewResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -14460,6 +16816,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14475,6 +16835,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14490,6 +16854,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14507,10 +16875,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["RateLimitError"] | components["schemas"]["LeadQueryCapacityBusyError"];
+                    "application/json": components["schemas"]["PreviewLeadsTooManyRequestsError"];
                 };
             };
             /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
@@ -14522,6 +16894,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14548,13 +16924,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["Profile"];
-                    };
+                    "application/json": components["schemas"]["ProfileResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -14566,6 +16949,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14581,6 +16968,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14596,6 +16987,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14613,6 +17008,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14628,6 +17027,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14658,13 +17061,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["Profile"];
-                    };
+                    "application/json": components["schemas"]["ProfileResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -14676,10 +17086,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["UpdateProfileBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -14691,6 +17105,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14706,6 +17124,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14723,6 +17145,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14738,6 +17164,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14764,13 +17194,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["OverageBudget"];
-                    };
+                    "application/json": components["schemas"]["OverageBudgetResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -14782,6 +17219,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14797,6 +17238,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14812,6 +17257,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14829,6 +17278,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14844,6 +17297,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14874,13 +17331,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["OverageBudget"];
-                    };
+                    "application/json": components["schemas"]["OverageBudgetResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -14892,10 +17356,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["UpdateOverageBudgetBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -14907,6 +17375,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14922,6 +17394,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14939,6 +17415,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14954,6 +17434,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -14969,6 +17453,7 @@ export interface operations {
                 /**
                  * @description The processor's signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`,
                  *     keyed with the webhook signing secret of this deployment.
+                 * @example t=1764000000,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
                  */
                 "Stripe-Signature": string;
             };
@@ -14978,7 +17463,9 @@ export interface operations {
         /** @description The event exactly as the payment processor sent it. */
         requestBody: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": {
+                    [key: string]: unknown;
+                };
             };
         };
         responses: {
@@ -14988,13 +17475,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * @description Always true: the event was verified and accepted.
-                         * @enum {boolean}
-                         */
-                        received: true;
-                    };
+                    "application/json": components["schemas"]["ReceivePaymentWebhookResult"];
                 };
             };
             /** @description 400: the request is well-formed but cannot be acted on as sent. */
@@ -15006,6 +17487,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15021,6 +17506,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15036,6 +17525,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15066,13 +17559,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The created resource. */
-                        data: components["schemas"]["PurchaseResult"];
-                    };
+                    "application/json": components["schemas"]["PurchaseResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -15084,10 +17584,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InvalidEmailError"] | components["schemas"]["InvalidPlanError"];
+                    "application/json": components["schemas"]["PurchaseBadRequestError"];
                 };
             };
             /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
@@ -15099,10 +17603,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ForbiddenError"] | components["schemas"]["DisposableEmailError"];
+                    "application/json": components["schemas"]["PurchaseForbiddenError"];
                 };
             };
             /** @description 409: the e-mail already has a subscription (trials included); use change-plan instead. */
@@ -15114,6 +17622,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15140,6 +17652,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15155,6 +17671,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15170,6 +17690,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15186,6 +17710,7 @@ export interface operations {
                  * @description Makes the purchase safe to repeat: 8-64 letters, digits, `_` or `-`. A repeat with the same
                  *     key within 24 hours answers the first answer and charges nothing; the same key with another
                  *     `creditCount` gives 409 `idempotency_key_reused`.
+                 * @example export-2026-11-24-austin
                  */
                 "Idempotency-Key"?: string;
             };
@@ -15207,13 +17732,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["CreditPurchase"];
-                    };
+                    "application/json": components["schemas"]["CreditPurchaseResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -15225,10 +17757,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["PurchaseCreditsBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -15240,6 +17776,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15255,6 +17795,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15270,6 +17814,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15285,6 +17833,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15302,6 +17854,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15317,6 +17873,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15332,6 +17892,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15358,13 +17922,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["DatabaseSettings"];
-                    };
+                    "application/json": components["schemas"]["DatabaseSettingsResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -15376,6 +17947,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15391,6 +17966,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15406,6 +17985,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15423,6 +18006,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15438,6 +18025,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15468,13 +18059,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["SwitchDatabaseResult"];
-                    };
+                    "application/json": components["schemas"]["SwitchDatabaseResultResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -15486,6 +18084,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15501,6 +18103,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15516,6 +18122,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15531,6 +18141,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15548,6 +18162,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15563,6 +18181,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15589,13 +18211,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["SubscriptionCancellation"];
-                    };
+                    "application/json": components["schemas"]["SubscriptionCancellationResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -15607,6 +18236,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15622,6 +18255,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15637,6 +18274,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15654,6 +18295,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15669,6 +18314,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15684,6 +18333,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15714,13 +18367,20 @@ export interface operations {
                     "X-RateLimit-Remaining": number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The result. */
-                        data: components["schemas"]["PlanChange"];
-                    };
+                    "application/json": components["schemas"]["PlanChangeResponse"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -15732,10 +18392,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["InvalidPlanError"] | components["schemas"]["BadRequestError"];
+                    "application/json": components["schemas"]["ChangePlanBadRequestError"];
                 };
             };
             /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
@@ -15747,6 +18411,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15762,10 +18430,14 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentDeclinedError"] | components["schemas"]["PaymentFailedError"];
+                    "application/json": components["schemas"]["ChangePlanPaymentRequiredError"];
                 };
             };
             /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
@@ -15777,6 +18449,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15792,6 +18468,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15818,6 +18498,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15833,6 +18517,10 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -15848,11 +18536,243 @@ export interface operations {
                     "X-RateLimit-Remaining"?: number;
                     /** @description When the current window resets (ISO 8601 date-time). */
                     "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PaymentUnavailableError"];
                 };
+            };
+        };
+    };
+    leadCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "Content-Type": "application/json";
+                /** @description Always `Service-Webhooks/1.0`. */
+                "User-Agent": "Service-Webhooks/1.0";
+                /**
+                 * @description The event's type, equal to `type` in the body.
+                 * @example lead.created
+                 */
+                "X-SVC-Event": components["schemas"]["WebhookEventType"];
+                /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
+                "X-SVC-Timestamp": string;
+                /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
+                "X-SVC-Signature": string;
+                /** @description The destination's header API key, sent only when one is set on the integration. */
+                "X-SVC-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 8 seconds counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    leadUpdatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "Content-Type": "application/json";
+                /** @description Always `Service-Webhooks/1.0`. */
+                "User-Agent": "Service-Webhooks/1.0";
+                /**
+                 * @description The event's type, equal to `type` in the body.
+                 * @example lead.created
+                 */
+                "X-SVC-Event": components["schemas"]["WebhookEventType"];
+                /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
+                "X-SVC-Timestamp": string;
+                /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
+                "X-SVC-Signature": string;
+                /** @description The destination's header API key, sent only when one is set on the integration. */
+                "X-SVC-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LeadUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 8 seconds counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    exportCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "Content-Type": "application/json";
+                /** @description Always `Service-Webhooks/1.0`. */
+                "User-Agent": "Service-Webhooks/1.0";
+                /**
+                 * @description The event's type, equal to `type` in the body.
+                 * @example lead.created
+                 */
+                "X-SVC-Event": components["schemas"]["WebhookEventType"];
+                /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
+                "X-SVC-Timestamp": string;
+                /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
+                "X-SVC-Signature": string;
+                /** @description The destination's header API key, sent only when one is set on the integration. */
+                "X-SVC-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 8 seconds counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    emailScheduleSentEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "Content-Type": "application/json";
+                /** @description Always `Service-Webhooks/1.0`. */
+                "User-Agent": "Service-Webhooks/1.0";
+                /**
+                 * @description The event's type, equal to `type` in the body.
+                 * @example lead.created
+                 */
+                "X-SVC-Event": components["schemas"]["WebhookEventType"];
+                /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
+                "X-SVC-Timestamp": string;
+                /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
+                "X-SVC-Signature": string;
+                /** @description The destination's header API key, sent only when one is set on the integration. */
+                "X-SVC-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailScheduleSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 8 seconds counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    creditLowBalanceEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "Content-Type": "application/json";
+                /** @description Always `Service-Webhooks/1.0`. */
+                "User-Agent": "Service-Webhooks/1.0";
+                /**
+                 * @description The event's type, equal to `type` in the body.
+                 * @example lead.created
+                 */
+                "X-SVC-Event": components["schemas"]["WebhookEventType"];
+                /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
+                "X-SVC-Timestamp": string;
+                /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
+                "X-SVC-Signature": string;
+                /** @description The destination's header API key, sent only when one is set on the integration. */
+                "X-SVC-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreditLowBalanceEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 8 seconds counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    exportLeadsEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Always `application/json`. */
+                "Content-Type": "application/json";
+                /** @description Always `Service-Webhooks/1.0`. */
+                "User-Agent": "Service-Webhooks/1.0";
+                /**
+                 * @description The event's type, equal to `type` in the body.
+                 * @example lead.created
+                 */
+                "X-SVC-Event": components["schemas"]["WebhookEventType"];
+                /** @description Unix seconds (as a decimal string) when this attempt was signed; equal to `t` in `X-SVC-Signature`. */
+                "X-SVC-Timestamp": string;
+                /** @description `t=<unix_seconds>,v1=<64 lower-case hex digits of the HMAC-SHA256>`. */
+                "X-SVC-Signature": string;
+                /** @description The destination's header API key, sent only when one is set on the integration. */
+                "X-SVC-API-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportLeadsEvent"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx answer within 8 seconds counts as delivered. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -15916,6 +18836,18 @@ export const pathsApiV1LeadsExportPostResponses200HeadersXCreditsCappedValues: R
 export const pathsApiV1LeadsExportPostResponses202HeadersXSVCJobStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/leads/export"]["post"]["responses"]["202"]["headers"]["X-SVC-Job-Status"]> = ["running"];
 export const pathsApiV1LeadsExportPostResponses202HeadersCacheControlValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/leads/export"]["post"]["responses"]["202"]["headers"]["Cache-Control"]> = ["no-store"];
 export const pathsApiV1LeadsExportPostResponses410HeadersXSVCJobStatusValues: ReadonlyArray<FlattenedDeepRequired<paths>["/api/v1/leads/export"]["post"]["responses"]["410"]["headers"]["X-SVC-Job-Status"]> = ["expired"];
+export const webhooksLeadCreatedPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["lead.created"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
+export const webhooksLeadCreatedPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["lead.created"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
+export const webhooksLeadUpdatedPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["lead.updated"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
+export const webhooksLeadUpdatedPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["lead.updated"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
+export const webhooksExportCompletedPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.completed"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
+export const webhooksExportCompletedPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.completed"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
+export const webhooksEmail_scheduleSentPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["email_schedule.sent"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
+export const webhooksEmail_scheduleSentPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["email_schedule.sent"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
+export const webhooksCreditLow_balancePostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["credit.low_balance"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
+export const webhooksCreditLow_balancePostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["credit.low_balance"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
+export const webhooksExportLeadsPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.leads"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
+export const webhooksExportLeadsPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.leads"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
 export const alreadySubscribedErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlreadySubscribedError"]["error"]> = ["already_subscribed"];
 export const badRequestErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BadRequestError"]["error"]> = ["bad_request"];
 export const blacklistEntryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BlacklistEntryType"]> = ["domain"];
@@ -15936,7 +18868,6 @@ export const enrichmentAcceptedStatusValues: ReadonlyArray<FlattenedDeepRequired
 export const enrichmentContactTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentContactType"]> = ["phone", "email", "either"];
 export const enrichmentNotReadyErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentNotReadyError"]["error"]> = ["result_not_ready"];
 export const enrichmentPayloadTooLargeErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentPayloadTooLargeError"]["error"]> = ["payload_too_large"];
-export const enrichmentRowStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentRowStatus"]> = ["matched_paid", "scraped", "matched_free", "scrape_failed", "skipped_db_budget", "skipped_scrape_budget", "matched_no_contact", "scraped_no_contact", "skipped_invalid"];
 export const enrichmentRunStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["EnrichmentRunStatus"]> = ["queued", "matching", "scraping", "merging", "delivering", "completed", "partial", "failed"];
 export const exportCompletedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedEvent"]["type"]> = ["export.completed"];
 export const exportCompletedFileTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedFileType"]> = ["csv", "json", "xlsx"];
@@ -16005,7 +18936,5 @@ export const trialIneligibleReasonValues: ReadonlyArray<FlattenedDeepRequired<co
 export const unauthorizedErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["UnauthorizedError"]["error"]> = ["unauthorized"];
 export const unhealthyErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Unhealthy"]["error"]> = ["service_unavailable"];
 export const validationErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ValidationError"]["error"]> = ["validation_error"];
-export const webhookDeliveryHeadersContentTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDeliveryHeaders"]["Content-Type"]> = ["application/json"];
-export const webhookDeliveryHeadersUserAgentValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookDeliveryHeaders"]["User-Agent"]> = ["Service-Webhooks/1.0"];
 export const webhookEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookEventType"]> = ["lead.created", "lead.updated", "export.completed", "email_schedule.sent", "credit.low_balance", "export.leads"];
 export const webhookProviderIdValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["WebhookProviderId"]> = ["webhook_tool_a", "webhook_tool_b", "webhook_tool_c", "webhook_tool_d", "table_webhook", "generic_webhook"];

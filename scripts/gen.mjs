@@ -3,10 +3,20 @@
 // generated/api.ts (openapi-typescript). With --check it builds into a temporary folder and
 // fails when the committed files differ (stale or hand-edited). Compiler warnings are failures.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync, existsSync, rmSync } from "node:fs";
+import {
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+  mkdirSync,
+  existsSync,
+  rmSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parse, stringify } from "yaml";
+import { postProcess } from "./openapi-post.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = (name) => join(root, "node_modules", ".bin", name);
@@ -28,8 +38,17 @@ function run(cmd, args) {
 const work = mkdtempSync(join(tmpdir(), "lead-gen-"));
 try {
   run(bin("tsp"), ["compile", "spec", "--output-dir", join(work, "tsp"), "--warn-as-error"]);
-  const yamlText =
-    YAML_HEADER + readFileSync(join(work, "tsp", "@typespec", "openapi3", "openapi.yaml"), "utf8");
+  // TypeSpec's output, then the steps of scripts/openapi-post.mjs (docs/contract.md says why).
+  const emitted = parse(readFileSync(join(work, "tsp", "@typespec", "openapi3", "openapi.yaml"), "utf8"));
+  const examples = {};
+  const examplesDir = join(root, "spec", "examples");
+  for (const file of readdirSync(examplesDir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()) {
+    Object.assign(examples, JSON.parse(readFileSync(join(examplesDir, file), "utf8")));
+  }
+  const document = postProcess(emitted, examples);
+  const yamlText = YAML_HEADER + stringify(document, { lineWidth: 0, aliasDuplicateObjects: false });
   const yamlPath = join(work, "openapi.yaml");
   writeFileSync(yamlPath, yamlText);
   const tsPath = join(work, "api.ts");

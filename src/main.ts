@@ -18,16 +18,20 @@ import { NotificationListener } from "./db/notifications.js";
 import { closePageAgent, Outbound } from "./outbound/index.js";
 import { createAiEngine } from "./ai/services.js";
 import { processorFromConfig } from "./billing/processor.js";
+import { explainStartupFailure, type StartupSettings } from "./lib/startup-errors.js";
+import { resolve } from "node:path";
 
 /** What a process has started, in start order; shutdown stops it in reverse. */
 const started: { name: string; stop: () => Promise<unknown> }[] = [];
 let stopping = false;
+/** The settings a start-up failure is explained with (src/lib/startup-errors.ts). */
+let startupSettings: StartupSettings | undefined;
 
-async function shutdown(signal: string, logger?: Logger): Promise<void> {
+async function shutdown(signal: string, logger?: Logger, failed = false): Promise<void> {
   if (stopping) return;
   stopping = true;
   logger?.info({ signal }, "shutting down");
-  let code = 0;
+  let code = failed ? 1 : 0;
   for (const part of started.reverse()) {
     try {
       await part.stop();
@@ -43,6 +47,13 @@ async function shutdown(signal: string, logger?: Logger): Promise<void> {
 /** `npm start`: migrate, then run the API and/or the worker (ROLE=all|api|worker). */
 async function main(): Promise<void> {
   const config = loadConfig(process.env);
+  startupSettings = {
+    port: config.port,
+    host: config.host,
+    databaseUrl: config.databaseUrl,
+    dataDir: resolve(config.dataDir),
+    isRoot: process.getuid?.() === 0,
+  };
   const logger = createLogger(config.logLevel);
   // Signals are handled from the first moment: a stop during start-up stops what has started.
   let starting = true;
@@ -147,7 +158,9 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (err: unknown) => {
-  console.error(err);
-  await shutdown("start-up failure");
+  // A failure a newcomer can meet is told in one line with what to do; any other as it is.
+  const hint = startupSettings && explainStartupFailure(err, startupSettings);
+  console.error(hint ? `Cannot start: ${hint}` : err);
+  await shutdown("start-up failure", undefined, true);
   process.exit(1);
 });

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
-import type { components, operations } from "../../generated/api.js";
+import type { components, operations, webhooks } from "../../generated/api.js";
 import type { SpecOperation } from "./spec.js";
 
 /**
@@ -9,8 +9,13 @@ import type { SpecOperation } from "./spec.js";
  * A change of the contract that a handler does not follow is a compile error.
  */
 
-/** Every operationId of the contract. */
-export type OperationId = keyof operations;
+/** The events the service sends (the contract's `webhooks`): operations it calls, not serves. */
+type WebhookOperation = { [E in keyof webhooks]: webhooks[E]["post"] }[keyof webhooks];
+
+/** Every operationId of the contract's paths (the operations the service serves). */
+export type OperationId = {
+  [K in keyof operations]: operations[K] extends WebhookOperation ? never : K;
+}[keyof operations];
 
 type Op<O extends OperationId> = operations[O];
 type Responses<O extends OperationId> = Op<O>["responses"];

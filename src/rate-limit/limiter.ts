@@ -92,11 +92,20 @@ export class RateLimits {
   }
 }
 
-/** Writes the X-RateLimit-* headers of a limit state. */
-export function rateLimitHeaders(state: LimitState): Record<string, string> {
+/**
+ * Writes the headers of a limit state: `X-RateLimit-*`, and the same limit as the IETF fields of
+ * draft-ietf-httpapi-ratelimit-headers (structured field lists): `RateLimit-Policy:
+ * "<name>";q=<requests>;w=<window seconds>` and `RateLimit: "<name>";r=<remaining>;t=<seconds to
+ * the reset>` (docs/contract.md).
+ */
+export function rateLimitHeaders(state: LimitState, now = Date.now()): Record<string, string> {
+  const name = `"${state.rule.name}"`;
+  const secondsLeft = Math.max(0, Math.ceil((state.resetAt.getTime() - now) / 1000));
   return {
     "X-RateLimit-Limit": String(state.limit),
     "X-RateLimit-Remaining": String(state.remaining),
     "X-RateLimit-Reset": state.resetAt.toISOString(),
+    "RateLimit-Policy": `${name};q=${state.limit};w=${state.rule.durationSeconds}`,
+    RateLimit: `${name};r=${state.remaining};t=${secondsLeft}`,
   };
 }
