@@ -5,14 +5,13 @@ import type { Db } from "../../db/database.js";
 import type { LeadRecord } from "../lead.js";
 import { recordDeliveredLeads } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
-import { findSearchPage, type SearchPage, setStatementTimeout } from "./repository.js";
+import { findSearchPage, type SearchPage, tuneSearch } from "./repository.js";
 
 /** Longest a search query with many terms may run (well below the query slot's lifetime). */
 export const SEARCH_STATEMENT_TIMEOUT_MS = 60_000;
 /**
- * Up to this many terms a search runs as one plain statement; with more, it runs in a
- * transaction with a statement timeout (two extra round trips), since its cost grows with the
- * number of terms times the rows it has to check.
+ * Up to this many terms a search runs without a statement timeout; with more, its cost grows with
+ * the number of terms times the rows it has to check, and a timeout bounds it.
  */
 export const TERMS_WITHOUT_TIMEOUT = 20;
 
@@ -65,15 +64,17 @@ function termCount(filters: SearchFilters): number {
   );
 }
 
-/** Runs the search query; one with many terms inside a transaction bounded by a statement timeout. */
+/**
+ * Runs the search query in a transaction with the search's settings (tuneSearch); one with many
+ * terms also bounded by a statement timeout.
+ */
 async function runSearch(
   db: Db,
   filters: SearchFilters,
   options: { accountId: number; cap: number | null },
 ): Promise<SearchPage> {
-  if (termCount(filters) <= TERMS_WITHOUT_TIMEOUT) return findSearchPage(db, filters, options);
   return db.transaction().execute(async (trx) => {
-    await setStatementTimeout(trx, SEARCH_STATEMENT_TIMEOUT_MS);
+    await tuneSearch(trx, termCount(filters) > TERMS_WITHOUT_TIMEOUT ? SEARCH_STATEMENT_TIMEOUT_MS : null);
     return findSearchPage(trx, filters, options);
   });
 }
