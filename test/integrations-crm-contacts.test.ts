@@ -5,6 +5,7 @@ import { hashApiKey } from "../src/auth/api-keys.js";
 import { revokeKeyByHash } from "../src/auth/repository.js";
 import type { CrmConfig } from "../src/config.js";
 import { useTestApp } from "./helpers/app.js";
+import { crmOAuth, mailJobs as mailJobsOf, redirectOf } from "./helpers/crm-oauth.js";
 import { CRM_REVOKE_TASK, revokeDeleted } from "../src/integrations/crm/revoke.js";
 import { crmRuntime } from "../src/integrations/crm/runtime.js";
 import { FakeContactsCrm } from "./helpers/crm-contacts-server.js";
@@ -29,34 +30,11 @@ afterAll(() => fake.stop());
 const t = useTestApp({ crm });
 
 type Auth = { Authorization: string };
-
-async function mailJobs(): Promise<unknown[]> {
-  const { rows } = await sql<{ payload: unknown }>`
-    select j.payload from graphile_worker._private_jobs j
-    join graphile_worker._private_tasks k on k.id = j.task_id
-    where k.identifier = 'mail__send'`.execute(t.ctx.db);
-  return rows.map((r) => r.payload);
-}
-
-async function connectLink(auth: Auth) {
-  const res = await t
-    .request()
-    .post("/api/v1/integrations/crm_contacts/connect")
-    .set(auth)
-    .send({})
-    .expect(200);
-  return res.body.data as { provider: string; authorizationUrl: string; expiresAt: string };
-}
-
-async function callback(authorizationUrl: string, code?: string) {
-  const url = new URL(authorizationUrl);
-  const redirect = url.searchParams.get("redirect_uri")!;
-  const query = new URLSearchParams({
-    state: url.searchParams.get("state")!,
-    code: code ?? fake.issueCode(redirect),
-  });
-  return t.request().get(`/api/v1/integrations/oauth/callback?${query}`);
-}
+const { connectLink: requestLink, callback } = crmOAuth(t, "crm_contacts", (link) =>
+  fake.issueCode(redirectOf(link)),
+);
+const mailJobs = () => mailJobsOf(t);
+const connectLink = (auth: Auth) => requestLink(auth);
 
 async function connected(auth: Auth): Promise<number> {
   const link = await connectLink(auth);

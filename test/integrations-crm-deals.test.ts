@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CrmConfig } from "../src/config.js";
 import { useTestApp } from "./helpers/app.js";
+import { crmOAuth, mailJobs as mailJobsOf, redirectOf } from "./helpers/crm-oauth.js";
 import { parseCrontab, run } from "graphile-worker";
 import { CRM_REVOKE_TASK, revokeDeleted } from "../src/integrations/crm/revoke.js";
 import {
@@ -39,30 +40,12 @@ afterAll(() => fake.stop());
 const t = useTestApp({ crm });
 
 type Auth = { Authorization: string };
+const { connectLink: requestLink, callback } = crmOAuth(t, "crm_deals", (link) =>
+  fake.issueCode(redirectOf(link)),
+);
+const mailJobs = () => mailJobsOf(t);
+const connectLink = (auth: Auth) => requestLink(auth);
 const LEAD_ID_FIELD = "SMB lead id";
-
-async function mailJobs(): Promise<unknown[]> {
-  const { rows } = await sql<{ payload: unknown }>`
-    select j.payload from graphile_worker._private_jobs j
-    join graphile_worker._private_tasks k on k.id = j.task_id
-    where k.identifier = 'mail__send'`.execute(t.ctx.db);
-  return rows.map((r) => r.payload);
-}
-
-async function connectLink(auth: Auth) {
-  const res = await t.request().post("/api/v1/integrations/crm_deals/connect").set(auth).send({}).expect(200);
-  return res.body.data as { provider: string; authorizationUrl: string; expiresAt: string };
-}
-
-async function callback(authorizationUrl: string, code?: string) {
-  const url = new URL(authorizationUrl);
-  const redirect = url.searchParams.get("redirect_uri")!;
-  const query = new URLSearchParams({
-    state: url.searchParams.get("state")!,
-    code: code ?? fake.issueCode(redirect),
-  });
-  return t.request().get(`/api/v1/integrations/oauth/callback?${query}`);
-}
 
 async function connected(auth: Auth): Promise<number> {
   const res = await callback((await connectLink(auth)).authorizationUrl);

@@ -3,6 +3,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CrmConfig } from "../src/config.js";
 import { useTestApp } from "./helpers/app.js";
+import { crmOAuth, mailJobs as mailJobsOf } from "./helpers/crm-oauth.js";
 import { CRM_REVOKE_TASK, revokeDeleted } from "../src/integrations/crm/revoke.js";
 import { crmRuntime } from "../src/integrations/crm/runtime.js";
 import { FakeLeadsCrm } from "./helpers/crm-leads-server.js";
@@ -29,33 +30,10 @@ afterAll(() => fake.stop());
 const t = useTestApp({ crm });
 
 type Auth = { Authorization: string };
-
-async function mailJobs(): Promise<unknown[]> {
-  const { rows } = await sql<{ payload: unknown }>`
-    select j.payload from graphile_worker._private_jobs j
-    join graphile_worker._private_tasks k on k.id = j.task_id
-    where k.identifier = 'mail__send'`.execute(t.ctx.db);
-  return rows.map((r) => r.payload);
-}
-
-async function connectLink(auth: Auth, environment?: "production" | "sandbox") {
-  const res = await t
-    .request()
-    .post("/api/v1/integrations/crm_leads/connect")
-    .set(auth)
-    .send(environment ? { environment } : {})
-    .expect(200);
-  return res.body.data as { provider: string; authorizationUrl: string; expiresAt: string };
-}
-
-async function callback(authorizationUrl: string, code?: string) {
-  const url = new URL(authorizationUrl);
-  const query = new URLSearchParams({
-    state: url.searchParams.get("state")!,
-    code: code ?? fake.issueCode(authorizationUrl),
-  });
-  return t.request().get(`/api/v1/integrations/oauth/callback?${query}`);
-}
+const { connectLink: requestLink, callback } = crmOAuth(t, "crm_leads", (link) => fake.issueCode(link));
+const mailJobs = () => mailJobsOf(t);
+const connectLink = (auth: Auth, environment?: "production" | "sandbox") =>
+  requestLink(auth, environment ? { environment } : {});
 
 async function connected(auth: Auth, environment?: "production" | "sandbox"): Promise<number> {
   const res = await callback((await connectLink(auth, environment)).authorizationUrl);
