@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { FakeHttpServer } from "./fake-http-server.js";
 
 // A local stand-in for the part of HubSpot's public API the `crm_contacts` adapter uses, with
 // the real paths and payload shapes: the OAuth token endpoint (authorization code and refresh),
@@ -73,12 +73,10 @@ function property(name: string) {
   };
 }
 
-export class FakeContactsCrm {
+export class FakeContactsCrm extends FakeHttpServer {
   readonly clientId = "contacts-client";
   readonly clientSecret = "contacts-secret";
   readonly hubId = 4242;
-  server!: http.Server;
-  url = "";
   readonly records: Record<Objects, Map<string, FakeRecord>> = { contacts: new Map(), companies: new Map() };
   readonly associations: [string, string][] = [];
   readonly requests: RecordedRequest[] = [];
@@ -94,22 +92,6 @@ export class FakeContactsCrm {
   /** Property names the CRM refuses values of (a validation error). */
   readonly refusedProperties = new Set<string>();
   private nextId = 100;
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => this.handle(req, res, Buffer.concat(chunks).toString("utf8")));
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
 
   /** The user consents: a code for this redirect URI. */
   issueCode(redirectUri: string): string {
@@ -139,7 +121,7 @@ export class FakeContactsCrm {
     };
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
+  protected handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
     const url = new URL(req.url ?? "/", this.url);
     const path = url.pathname;
     let body: unknown = raw;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { FakeHttpServer } from "./fake-http-server.js";
 
 // A local stand-in for the part of Pipedrive's public API the `crm_deals` adapter uses, with the
 // real paths and payload shapes: the OAuth token endpoint (authorization code and refresh, client
@@ -39,12 +39,10 @@ export function customCode(): string {
   return randomBytes(20).toString("hex");
 }
 
-export class FakeDealsCrm {
+export class FakeDealsCrm extends FakeHttpServer {
   readonly clientId = "deals-client";
   readonly clientSecret = "deals-secret";
   readonly companyId = 777;
-  server!: http.Server;
-  url = "";
   readonly records: Record<Kind, Map<number, DealsRecord>> = {
     persons: new Map(),
     organizations: new Map(),
@@ -99,22 +97,6 @@ export class FakeDealsCrm {
   fieldPageSize = 4;
   private nextId = 1000;
 
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => this.handle(req, res, Buffer.concat(chunks).toString("utf8")));
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-
   issueCode(redirectUri: string): string {
     const code = `code-${randomBytes(6).toString("hex")}`;
     this.codes.set(code, redirectUri);
@@ -149,7 +131,7 @@ export class FakeDealsCrm {
     };
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
+  protected handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
     const url = new URL(req.url ?? "/", this.url);
     const path = url.pathname;
     const method = req.method ?? "";

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { FakeHttpServer } from "./fake-http-server.js";
 
 // A local stand-in for the part of Salesforce's public API the `crm_leads` adapter uses, with the
 // real paths and payload shapes: the OAuth 2 token and revoke endpoints of the production login
@@ -68,12 +68,10 @@ const LEAD_FIELDS = [
 const CONTACT_FIELDS = [field("LastName", "string", { nillable: false }), field("Email", "email")];
 const ACCOUNT_FIELDS = [field("Name", "string", { nillable: false }), field("Website", "url")];
 
-export class FakeLeadsCrm {
+export class FakeLeadsCrm extends FakeHttpServer {
   readonly clientId = "leads-client";
   readonly clientSecret = "leads-secret";
   readonly orgs = { production: "00D000000000001AAA", sandbox: "00D000000000002AAA" };
-  server!: http.Server;
-  url = "";
   readonly leads = new Map<string, FakeLead>();
   readonly requests: { method: string; path: string; query: URLSearchParams; body: unknown }[] = [];
   readonly failures: { prefix: string; failure: Failure }[] = [];
@@ -85,22 +83,6 @@ export class FakeLeadsCrm {
   /** Field names whose values the CRM refuses (a validation rule). */
   readonly refusedFields = new Set<string>();
   private nextId = 1;
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => this.handle(req, res, Buffer.concat(chunks).toString("utf8")));
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
 
   /** The user consents on a login host: a code bound to the redirect URI and the PKCE challenge of the link. */
   issueCode(authorizationUrl: string): string {
@@ -143,7 +125,7 @@ export class FakeLeadsCrm {
     return answer;
   }
 
-  private handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
+  protected handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): void {
     const url = new URL(req.url ?? "/", this.url);
     const path = url.pathname;
     const method = req.method ?? "";
