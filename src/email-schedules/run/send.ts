@@ -15,7 +15,7 @@ import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
 import { ApiError, errors } from "../../http/errors.js";
 import { parseSearchFilters, type SearchFilters } from "../../leads/search/filters.js";
-import { setStatementTimeout } from "../../leads/search/repository.js";
+import { tuneSearch } from "../../leads/search/repository.js";
 import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { enqueueMail } from "../../mail/queue.js";
@@ -151,7 +151,7 @@ async function selectFor(
     .transaction()
     .setAccessMode("read only")
     .execute(async (trx) => {
-      await setStatementTimeout(trx, SEARCH_STATEMENT_TIMEOUT_MS);
+      await tuneSearch(trx, SEARCH_STATEMENT_TIMEOUT_MS);
       const maxLeadId = await findMaxLeadId(trx);
       if (maxLeadId === null) {
         return { selection: { leads: [], newLeads: 0, reservoir: [], capped: false }, maxLeadId };

@@ -11,11 +11,6 @@ import { cellSql } from "./cell-sql.js";
 
 /** Candidates fetched per round trip. */
 const CANDIDATE_BATCH = 20_000;
-/**
- * Sort memory of the candidate query: 200,000 candidates (an export and its reservoir overflow)
- * sort in memory instead of in temporary files.
- */
-const CANDIDATE_SORT_MEMORY = "64MB";
 /** Ids per statement when reading or writing many leads. */
 export const ID_CHUNK = 1_000;
 /** Leads read per statement while writing the files. */
@@ -53,12 +48,11 @@ function candidateOrder(query: CandidateQuery): RawBuilder<unknown> {
  * Every lead matching the export's filters, in export order, with whether the account received it
  * and whether it is in the account's lead reservoir (and its URLs when asked), read through a
  * cursor in batches (memory stays flat however many leads match). Needs a transaction (the cursor
- * lives in it) and must be its last use of the name `export_candidates`; stop iterating early
- * when enough leads were taken.
+ * lives in it, with the search's settings: tuneSearch, src/leads/search/repository.ts) and must be
+ * its last use of the name `export_candidates`; stop iterating early when enough leads were taken.
  */
 export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate[]> {
   const urls = query.withUrls ? sql`leads.registered_url, leads.crawled_url` : sql`null, null`;
-  await sql`select set_config('work_mem', ${CANDIDATE_SORT_MEMORY}, true)`.execute(trx);
   await sql`
     declare export_candidates no scroll cursor for
     select leads.id, (h.lead_id is not null) as received, (r.lead_id is not null) as reserved, ${urls}

@@ -57,8 +57,3 @@ export async function tuneSearch(trx: Trx, timeoutMs: number | null): Promise<vo
     set_config('parallel_setup_cost', '10', true), set_config('parallel_tuple_cost', '0.001', true)
     ${timeout}`.execute(trx);
 }
-
-/** Makes every later statement of the transaction give up after `ms` (PostgreSQL error 57014). */
-export async function setStatementTimeout(trx: Trx, ms: number): Promise<void> {
-  await sql`select set_config('statement_timeout', ${String(Math.round(ms))}, true)`.execute(trx);
-}
