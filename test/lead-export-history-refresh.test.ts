@@ -340,6 +340,32 @@ describe("changed fields", () => {
   });
 });
 
+describe("entries holding a copied older snapshot", () => {
+  it("compare it with the lead: refresh reports its changed fields, refresh-and-export sends the newer data", async () => {
+    const a = await accountWithLeads(2);
+    // Older entries: a copy of the data delivered (one phone different from the lead's), no version.
+    for (const id of a.trackingIds) {
+      await sql`update lead_export_history set lead_version = null, last_changed_fields = null,
+        lead_snapshot = ${JSON.stringify({ wCompanyName: "Old name", wPhonePrimary: "(512) 555-0142" })}::jsonb
+        where id = ${id}`.execute(t.ctx.db);
+    }
+    const hook = await createWebhook(t, receiver, a.auth, ["lead.updated"]);
+    const out = await refresh(a.auth, { trackingIds: [a.trackingIds[0]] });
+    expect(out.results[0]!.changedFields).toContain("wCompanyName");
+    expect(out.results[0]!.changedFields).not.toContain("wPhonePrimary");
+    await post("/refresh-and-export", a.auth, { trackingIds: [a.trackingIds[1]] }).expect(200);
+    const got = await receiver.waitForAt(hook.path, 2);
+    expect(got.map((d) => (d.event.data as { id: number }).id).sort()).toEqual([...a.leadIds].sort());
+    // Both entries now name the current version; the copies are gone.
+    const rows = await t.ctx.db
+      .selectFrom("lead_export_history")
+      .select(["lead_snapshot", "lead_version"])
+      .where("account_id", "=", a.accountId)
+      .execute();
+    expect(rows.every((r) => r.lead_snapshot === null && r.lead_version !== null)).toBe(true);
+  });
+});
+
 describe("POST /lead-export-history/re-export", () => {
   it("writes the stored snapshots (live data only without one), refreshes and sends nothing, charges nothing", async () => {
     const a = await accountWithLeads(2);

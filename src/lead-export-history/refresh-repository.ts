@@ -27,33 +27,6 @@ export async function lockEntries(
   return rows.map(toEntry);
 }
 
-/** A lead as it is now, with its version. */
-export interface LiveLead {
-  lead: LeadRecord;
-  version: number;
-}
-
-/** The current data and version of these leads, by lead id (leads no longer stored are absent). */
-export async function findLiveLeads(db: DbOrTrx, leadIds: readonly number[]): Promise<Map<number, LiveLead>> {
-  const out = new Map<number, LiveLead>();
-  if (leadIds.length === 0) return out;
-  const rows = await db
-    .selectFrom("leads")
-    .select([...LEAD_RECORD_COLUMNS, "version"])
-    .where(sql<boolean>`id = any(cast(${[...new Set(leadIds)]} as integer[]))`)
-    .execute();
-  for (const row of rows) out.set(row.id, { lead: leadRecordFromRow(row), version: row.version });
-  return out;
-}
-
-/** A lead's current version, last-updated date and URLs: what a refresh needs of a lead it does not answer. */
-export interface LiveVersion {
-  version: number;
-  lastUpdated: Date | null;
-  registeredUrl: string | null;
-  crawledUrl: string | null;
-}
-
 /**
  * A snapshot field's value in SQL, from a row of `leads` or `lead_versions` aliased `t`, as the
  * presenter derives it (src/leads/presenter.ts): `website` the registered URL or else the crawled
@@ -71,7 +44,7 @@ function snapshotValueSql(field: LeadField, t: string): RawBuilder<unknown> | nu
   return col(field.column);
 }
 
-/** The snapshot keys whose values differ between rows `a` and `b`, in field order (a text[]). */
+/** The snapshot keys whose values differ between rows `v` and `l`, in field order (a text[]). */
 const CHANGED_KEYS_SQL = sql`array_remove(array[${sql.join(
   LEAD_FIELDS.flatMap((field) => {
     const before = snapshotValueSql(field, "v");
@@ -82,8 +55,15 @@ const CHANGED_KEYS_SQL = sql`array_remove(array[${sql.join(
   }),
 )}]::text[], null)`;
 
+/** The columns a refresh reads of every lead (the rest only where it needs the lead's data). */
+const ALWAYS_READ = new Set<string>(["id", "last_updated", "registered_url", "crawled_url"]);
+
 /** A lead's current state as a refresh reads it, with what changed since the entry's version. */
-export interface RefreshRead extends LiveVersion {
+export interface RefreshRead {
+  version: number;
+  lastUpdated: Date | null;
+  registeredUrl: string | null;
+  crawledUrl: string | null;
   /** The lead's data (read when asked for). */
   lead: LeadRecord | null;
   /**
@@ -95,30 +75,34 @@ export interface RefreshRead extends LiveVersion {
 
 /**
  * The current state of the entries' leads, by lead id, in one statement: version, last-updated
- * date, URLs, the data where `withData`, and the keys changed since each entry's version (compared
- * in PostgreSQL with the kept version, field by field as the snapshot shows them). Leads no longer
- * stored are absent.
+ * date, URLs, the data of the entries `withData`, and the keys changed since each entry's version
+ * (compared in PostgreSQL with the kept version, field by field as the snapshot shows them).
+ * Leads no longer stored are absent.
  */
 export async function readRefreshState(
   db: DbOrTrx,
-  entries: readonly { leadId: number; leadVersion: number | null }[],
-  withData: boolean,
+  entries: readonly { leadId: number; leadVersion: number | null; withData: boolean }[],
 ): Promise<Map<number, RefreshRead>> {
   const out = new Map<number, RefreshRead>();
   if (entries.length === 0) return out;
-  const data = withData
-    ? sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`l.${c}`)))
-    : sql`l.id, l.last_updated, l.registered_url, l.crawled_url`;
+  const data = sql.join(
+    LEAD_RECORD_COLUMNS.map((c) =>
+      ALWAYS_READ.has(c)
+        ? sql.ref(`l.${c}`)
+        : sql`case when e.with_data then ${sql.ref(`l.${c}`)} end as ${sql.ref(c)}`,
+    ),
+  );
   const { rows } = await sql<
-    Partial<LeadRecordRow> & LeadRecordRow & { version: number; changed: string[] | null }
+    LeadRecordRow & { version: number; with_data: boolean; changed: string[] | null }
   >`
-    select ${data}, l.version,
+    select ${data}, l.version, e.with_data,
       case when e.version is null then null
         when e.version = l.version then array[]::text[]
         when v.id is null then null
         else ${CHANGED_KEYS_SQL} end as changed
     from unnest(cast(${entries.map((e) => e.leadId)} as integer[]),
-      cast(${entries.map((e) => e.leadVersion)} as integer[])) as e(lead_id, version)
+      cast(${entries.map((e) => e.leadVersion)} as integer[]),
+      cast(${entries.map((e) => e.withData)} as boolean[])) as e(lead_id, version, with_data)
     join leads l on l.id = e.lead_id
     left join lead_versions v on v.id = e.lead_id and v.version = e.version and e.version <> l.version`.execute(
     db,
@@ -129,7 +113,7 @@ export async function readRefreshState(
       lastUpdated: row.last_updated,
       registeredUrl: row.registered_url,
       crawledUrl: row.crawled_url,
-      lead: withData ? leadRecordFromRow(row) : null,
+      lead: row.with_data ? leadRecordFromRow(row) : null,
       changedSinceEntry: row.changed,
     });
   }

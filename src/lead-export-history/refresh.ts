@@ -6,12 +6,9 @@ import { blacklistedDomains, isLeadBlacklisted } from "../export-blacklist/match
 import { toLeadSnapshot, type LeadSnapshot } from "../leads/snapshot.js";
 import { LEAD_VERSION_LOCK } from "../leads/versions.js";
 import {
-  findLiveLeads,
   lockEntries,
   readRefreshState,
   updateRefreshedEntries,
-  type LiveLead,
-  type LiveVersion,
   type RefreshedEntry,
 } from "./refresh-repository.js";
 import type { HistoryEntry } from "./repository.js";
@@ -84,15 +81,12 @@ export async function refreshEntries(
   const withLeads = !options.clearChangedFields;
   const state = await readRefreshState(
     trx,
-    entries.map((e) => ({ leadId: e.leadId, leadVersion: e.leadSnapshot === null ? e.leadVersion : null })),
-    withLeads,
+    entries.map((e) => ({
+      leadId: e.leadId,
+      leadVersion: e.leadSnapshot === null ? e.leadVersion : null,
+      withData: withLeads || e.leadSnapshot !== null,
+    })),
   );
-  const copies = withLeads
-    ? new Map<number, LiveLead>()
-    : await findLiveLeads(
-        trx,
-        entries.filter((e) => e.leadSnapshot !== null && state.has(e.leadId)).map((e) => e.leadId),
-      );
   const blacklist = await blacklistedDomains(trx, accountId);
   const byId = new Map<number, RefreshResult>();
   const updates: RefreshedEntry[] = [];
@@ -110,18 +104,14 @@ export async function refreshEntries(
       });
       continue;
     }
-    // A copy's lead read on its own (refresh-and-export) names its version with its data.
-    const copy = copies.get(entry.leadId);
-    const now: LiveVersion = copy ? versionOf(copy) : read;
-    const lead = copy?.lead ?? read.lead;
-    const fresh = lead ? toLeadSnapshot(lead) : null;
+    const fresh = read.lead ? toLeadSnapshot(read.lead) : null;
     // What changed since delivery: against a copied snapshot here; against the version the entry
     // names in PostgreSQL (none when it names the current one); unknown without either (compared
     // by date only).
     const copied = entry.leadSnapshot;
     const diff = copied !== null ? (fresh ? changedKeys(copied, fresh) : []) : (read.changedSinceEntry ?? []);
     const unknown = copied === null && read.changedSinceEntry === null;
-    const { lastUpdated } = now;
+    const { lastUpdated } = read;
     const changed =
       entry.leadLastUpdated === null
         ? diff.length > 0 || (unknown && lastUpdated !== null)
@@ -129,7 +119,7 @@ export async function refreshEntries(
     const keptFields = options.clearChangedFields ? [] : mergeFields(entry.lastChangedFields ?? [], diff);
     const update: RefreshedEntry = {
       entryId: entry.id,
-      version: now.version,
+      version: read.version,
       lastUpdated,
       changedFields:
         keptFields.length > 0 ? keptFields : options.clearChangedFields ? null : entry.lastChangedFields,
@@ -137,9 +127,9 @@ export async function refreshEntries(
     // An entry already up to date is not written again.
     if (!isUpToDate(entry, update)) updates.push(update);
     const newer = diff.length > 0 || (unknown && changed);
-    if (newer && !isLeadBlacklisted(blacklist, now)) {
+    if (newer && !isLeadBlacklisted(blacklist, read)) {
       const list = events.get(eventSource(entry)) ?? [];
-      list.push({ leadId: entry.leadId, version: now.version });
+      list.push({ leadId: entry.leadId, version: read.version });
       events.set(eventSource(entry), list);
     }
     byId.set(entry.id, {
@@ -160,17 +150,6 @@ export async function refreshEntries(
       byId.get(id) ?? { id, leadId: null, changed: false, changedFields: [], refreshed: false, lead: null },
   );
   return { results, refreshed: results.filter((r) => r.refreshed).length };
-}
-
-/** What a refresh needs of a lead whose data it does not answer. */
-function versionOf(live: LiveLead): LiveVersion {
-  const { lead } = live;
-  return {
-    version: live.version,
-    lastUpdated: lead.lastUpdated,
-    registeredUrl: lead.registeredUrl,
-    crawledUrl: lead.crawledUrl,
-  };
 }
 
 /** Whether an entry already holds what a refresh would write. */
