@@ -14,6 +14,7 @@ import { createMailer } from "./mail/mailer.js";
 import { JobsRuntime } from "./jobs/runtime.js";
 import { KeyCache } from "./auth/key-cache.js";
 import { SchemaTypesCache } from "./leads/schema-types.js";
+import { createSearchDatabase } from "./leads/search/settings.js";
 import { NotificationListener } from "./db/notifications.js";
 import { closePageAgent, Outbound } from "./outbound/index.js";
 import { createAiEngine } from "./ai/services.js";
@@ -99,6 +100,8 @@ async function main(): Promise<void> {
   if (config.role !== "worker") {
     const counterPool = createCounterPool(location.url);
     started.push({ name: "counter pool", stop: () => counterPool.end() });
+    const searchDb = createSearchDatabase(location.url);
+    started.push({ name: "search pool", stop: () => searchDb.destroy() });
     const keyCache = new KeyCache({ notifications, logger });
     await keyCache.start();
     started.push({ name: "key cache", stop: () => keyCache.stop() });
@@ -107,6 +110,7 @@ async function main(): Promise<void> {
     const app = createApp({
       config,
       db,
+      searchDb,
       pool,
       logger,
       rateLimits: new RateLimits(counterPool),

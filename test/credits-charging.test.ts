@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { chargeDelivery, type EntryWait } from "../src/credits/charge.js";
+import { chargeCredits, grantCredits, lockAccountCredits, readBalance } from "../src/credits/ledger.js";
 import { costTenths, PRICE_TENTHS } from "../src/credits/price.js";
+import { setLockTimeout } from "../src/db/lock-timeout.js";
+import { sql } from "kysely";
 import { spendable } from "../src/credits/spendable.js";
 import { findAccountWithBalance } from "../src/accounts/repository.js";
 import { recordDeliveredLeads } from "../src/leads/versions.js";
@@ -117,6 +120,52 @@ describe("chargeDelivery", () => {
     // Delivered again: nothing new, nothing charged (the sticky rule), in either entry wait.
     expect(await deliver(accountId, leadIds, "unbounded")).toEqual({ tenths: 0, remainingTenths: 20 });
     expect(await chargesOf(accountId)).toHaveLength(2);
+  });
+
+  it("the balance after a charge, from the charge's own statement, is the ledger's sum in every bucket", async () => {
+    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 2, permanentCredits: 3 });
+    await grantCredits(t.ctx.db, { accountId, bucket: "overage", tenths: 50, reason: "test" });
+    for (const tenths of [5, 30, 0, 25]) {
+      const { after, read } = await t.ctx.db.transaction().execute(async (trx) => {
+        const { periodStart } = await lockAccountCredits(trx, accountId);
+        const after = await chargeCredits(trx, { accountId, periodStart, tenths, reason: "test" });
+        return { after, read: await readBalance(trx, accountId, periodStart) };
+      });
+      expect(after).toEqual(read);
+    }
+    // 60 tenths spent: monthly 20, permanent 30, overage 10 of 50.
+    const final = await t.ctx.db.transaction().execute(async (trx) => {
+      const { periodStart } = await lockAccountCredits(trx, accountId);
+      return readBalance(trx, accountId, periodStart);
+    });
+    expect(final).toMatchObject({
+      monthlyRemainingTenths: 0,
+      monthlyUsedTenths: 20,
+      permanentTenths: 0,
+      overageTenths: 40,
+    });
+    // More than is left: null, nothing written.
+    const refused = await t.ctx.db.transaction().execute(async (trx) => {
+      const { periodStart } = await lockAccountCredits(trx, accountId);
+      return chargeCredits(trx, { accountId, periodStart, tenths: 41, reason: "test" });
+    });
+    expect(refused).toBeNull();
+  });
+
+  it("the credit lock, taken within the charge's 2 s, leaves later waits of the transaction unbounded", async () => {
+    const { accountId } = await buildAccount(t.ctx.db);
+    const settings = await t.ctx.db.transaction().execute(async (trx) => {
+      await setLockTimeout(trx, 2_000);
+      const { rows: before } = await sql<{ s: string }>`select current_setting('lock_timeout') as s`.execute(
+        trx,
+      );
+      const locked = await lockAccountCredits(trx, accountId, { thenWaitUnbounded: true });
+      const { rows: after } = await sql<{ s: string }>`select current_setting('lock_timeout') as s`.execute(
+        trx,
+      );
+      return { before: before[0]!.s, after: after[0]!.s, notified: locked.lowBalanceNotified };
+    });
+    expect(settings).toEqual({ before: "2s", after: "0", notified: false });
   });
 
   it("402 insufficient_credits when the balance does not pay: the delivery's entries roll back, nothing charged", async () => {

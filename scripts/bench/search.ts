@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { searchPageQuery, searchTableServes } from "../../src/leads/search/query.js";
-import { tuneSearch } from "../../src/leads/search/repository.js";
+import { createSearchDatabase } from "../../src/leads/search/settings.js";
 import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
 
 const LEADS = Number(process.env.BENCH_SEARCH_LEADS ?? 1_000_000);
@@ -285,6 +285,7 @@ export async function benchSearch(runnerUrl: string): Promise<Record<string, unk
 
 async function benchSearchOn(databaseUrl: string): Promise<Record<string, unknown>> {
   const { db } = createDatabase(databaseUrl, 4);
+  const searchDb = createSearchDatabase(databaseUrl, 1);
   await migrateToLatest(db);
   const loaded = await ensureLeads(db, LEADS, SEED);
   const { accountId, apiKey } = await createAccountWithKey(db, {
@@ -304,13 +305,10 @@ async function benchSearchOn(databaseUrl: string): Promise<Record<string, unknow
   const directSql = async (query: string, useSearchTable: boolean) => {
     const filters = parseSearchFilters(query, "query");
     const compiled = searchPageQuery(filters, { accountId, cap, useSearchTable }).compile(db);
-    // In a transaction with the service's search settings (tuneSearch), the query alone timed.
-    const { ms, result } = await db.transaction().execute(async (trx) => {
-      await tuneSearch(trx, null);
-      const started = performance.now();
-      const result = await trx.executeQuery(compiled);
-      return { ms: performance.now() - started, result };
-    });
+    // On a search pool like the service's (its sessions carry the search's settings).
+    const started = performance.now();
+    const result = await searchDb.executeQuery(compiled);
+    const ms = performance.now() - started;
     const rows = result.rows as { total_matches: number; new_matches: number; page_id: number | null }[];
     return {
       ms,
@@ -406,6 +404,7 @@ async function benchSearchOn(databaseUrl: string): Promise<Record<string, unknow
     };
   } finally {
     await stopProcess(service);
+    await searchDb.destroy();
     await db.destroy();
   }
 }

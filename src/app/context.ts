@@ -16,6 +16,8 @@ import type { FileStorage } from "../storage/file-storage.js";
 export interface AppContext {
   config: Config;
   db: Db;
+  /** The search pool: lead search statements only, with the search's settings (src/leads/search/settings.ts). */
+  searchDb: Db;
   pool: pg.Pool;
   logger: Logger;
   rateLimits: RateLimits;

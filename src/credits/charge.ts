@@ -1,7 +1,7 @@
 import type { Trx } from "../db/database.js";
 import { isLockTimeout, setLockTimeout } from "../db/lock-timeout.js";
 import { balanceSpentMeanwhile, CHARGE_LOCK_TIMEOUT_MS, chargeInProgress } from "./errors.js";
-import { chargeCredits, lockAccountCredits, readBalance, spendableTenths } from "./ledger.js";
+import { chargeCredits, lockAccountCredits, spendableTenths } from "./ledger.js";
 import { noteBalanceAfterCharge } from "./low-balance.js";
 import { costTenths, type NewItems } from "./price.js";
 
@@ -79,19 +79,19 @@ export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<
     newItems = await charge.deliver(trx);
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
   }
-  const { periodStart } = await inChargeTime(() => lockAccountCredits(trx, charge.accountId));
-  await setLockTimeout(trx, 0);
+  const { periodStart, lowBalanceNotified } = await inChargeTime(() =>
+    lockAccountCredits(trx, charge.accountId, { thenWaitUnbounded: true }),
+  );
   const tenths = costTenths(newItems);
-  const paid = await chargeCredits(trx, {
+  const after = await chargeCredits(trx, {
     accountId: charge.accountId,
     periodStart,
     tenths,
     reason: charge.reason,
     reference: charge.reference,
   });
-  if (!paid) throw balanceSpentMeanwhile();
-  const after = await readBalance(trx, charge.accountId, periodStart);
-  if (tenths > 0) await noteBalanceAfterCharge(trx, charge.accountId, after);
+  if (!after) throw balanceSpentMeanwhile();
+  if (tenths > 0) await noteBalanceAfterCharge(trx, charge.accountId, after, lowBalanceNotified);
   return { tenths, remainingTenths: spendableTenths(after) };
 }
 

@@ -127,28 +127,42 @@ export async function clearLowBalance(db: DbOrTrx, accountId: number): Promise<v
  * (they all take this lock) without blocking inserts whose foreign key points at the account
  * (jobs, history rows), which take the weaker KEY SHARE lock.
  */
-export async function lockAccountCredits(trx: Trx, accountId: number): Promise<{ periodStart: Date }> {
+export async function lockAccountCredits(
+  trx: Trx,
+  accountId: number,
+  options: { thenWaitUnbounded?: boolean } = {},
+): Promise<{ periodStart: Date; lowBalanceNotified: boolean }> {
   const row = await trx
-    .selectFrom("accounts")
-    .select("period_start")
-    .where("id", "=", accountId)
-    .forNoKeyUpdate()
+    .with("locked", (db) =>
+      db
+        .selectFrom("accounts")
+        .select(["period_start", "low_balance_notified"])
+        .where("id", "=", accountId)
+        .forNoKeyUpdate(),
+    )
+    .selectFrom("locked")
+    .select(["period_start", "low_balance_notified"])
+    // Evaluated on the locked row, so only once the lock is held (a wait still has the timeout).
+    .$if(options.thenWaitUnbounded === true, (q) =>
+      q.select(sql<string>`set_config('lock_timeout', '0', true)`.as("lock_timeout")),
+    )
     .executeTakeFirstOrThrow();
-  return { periodStart: row.period_start };
+  return { periodStart: row.period_start, lowBalanceNotified: row.low_balance_notified };
 }
 
 /**
  * Charges `tenths` in the caller's transaction (after lockAccountCredits): monthly credits first,
  * then permanent, then the overage allowance (usage past the credits, collected later in money
- * by src/billing). Returns false, writing nothing, when the balance cannot pay.
+ * by src/billing). Returns the balance after the charge, or null, writing nothing, when the
+ * balance cannot pay.
  */
 export async function chargeCredits(
   trx: Trx,
   charge: { accountId: number; periodStart: Date; tenths: number; reason: string; reference?: string },
-): Promise<boolean> {
-  if (charge.tenths <= 0) return true;
+): Promise<Balance | null> {
   const balance = await readBalance(trx, charge.accountId, charge.periodStart);
-  if (spendableTenths(balance) < charge.tenths) return false;
+  if (charge.tenths <= 0) return balance;
+  if (spendableTenths(balance) < charge.tenths) return null;
   const fromMonthly = Math.min(balance.monthlyRemainingTenths, charge.tenths);
   const fromPermanent = Math.min(balance.permanentTenths, charge.tenths - fromMonthly);
   const fromOverage = charge.tenths - fromMonthly - fromPermanent;
@@ -157,21 +171,39 @@ export async function chargeCredits(
     { bucket: "permanent" as const, tenths: fromPermanent },
     { bucket: "overage" as const, tenths: fromOverage },
   ].filter((r) => r.tenths > 0);
-  await trx
-    .insertInto("credit_ledger")
-    .values(
-      rows.map((r) => ({
-        account_id: charge.accountId,
-        bucket: r.bucket,
-        kind: "charge" as const,
-        amount_tenths: -r.tenths,
-        reason: charge.reason,
-        reference: charge.reference ?? null,
-      })),
+  // The rows and the balance after them in one statement: the sums run over the ledger as this
+  // statement found it plus the rows it wrote (which its own snapshot does not show).
+  const sums = await trx
+    .with("charged", (db) =>
+      db
+        .insertInto("credit_ledger")
+        .values(
+          rows.map((r) => ({
+            account_id: charge.accountId,
+            bucket: r.bucket,
+            kind: "charge" as const,
+            amount_tenths: -r.tenths,
+            reason: charge.reason,
+            reference: charge.reference ?? null,
+          })),
+        )
+        .returning(LEDGER_SUM_COLUMNS),
     )
-    .execute();
-  return true;
+    .selectFrom((db) =>
+      db
+        .selectFrom("credit_ledger")
+        .select(LEDGER_SUM_COLUMNS)
+        .where("account_id", "=", charge.accountId)
+        .unionAll(db.selectFrom("charged").select(LEDGER_SUM_COLUMNS))
+        .as("credit_ledger"),
+    )
+    .select(ledgerSums(charge.periodStart))
+    .executeTakeFirstOrThrow();
+  return toBalance(sums);
 }
+
+/** The columns the ledger sums read (ledgerSums). */
+const LEDGER_SUM_COLUMNS = ["bucket", "kind", "amount_tenths", "created_at"] as const;
 
 /**
  * Expires what is left of the given buckets (a forfeit when the subscription ends, a plan

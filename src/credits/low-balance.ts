@@ -15,12 +15,19 @@ export const LOW_BALANCE_THRESHOLD = 100;
  * `accounts.low_balance_notified` remembers it until the balance is back at or above the
  * threshold (a later charge or a grant clears it), so each crossing sends one event.
  */
-export async function noteBalanceAfterCharge(trx: Trx, accountId: number, after: Balance): Promise<void> {
+export async function noteBalanceAfterCharge(
+  trx: Trx,
+  accountId: number,
+  after: Balance,
+  /** The account's `low_balance_notified`, read under the credit lock (lockAccountCredits). */
+  notified: boolean,
+): Promise<void> {
   const remaining = creditTenths(after);
   if (remaining >= LOW_BALANCE_THRESHOLD * TENTHS) {
-    await clearLowBalance(trx, accountId);
+    if (notified) await clearLowBalance(trx, accountId);
     return;
   }
+  if (notified) return;
   const crossed = await trx
     .updateTable("accounts")
     .set({ low_balance_notified: true })

@@ -91,9 +91,16 @@ function adaptQueries(client: pg.PoolClient): void {
   }) as typeof client.query;
 }
 
-/** Opens a pool and a Kysely instance over it. */
-export function createDatabase(connectionString: string, max = 20): { db: Db; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString, max });
+/**
+ * Opens a pool and a Kysely instance over it; `options` are settings its connections start with
+ * (`-c name=value ...`).
+ */
+export function createDatabase(
+  connectionString: string,
+  max = 20,
+  options?: string,
+): { db: Db; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString, max, ...(options ? { options } : {}) });
   // An idle or checked-out client that loses its connection (for example while the server shuts
   // down) emits an error; the pool replaces it on next use, so these are not process failures.
   pool.on("error", () => {});

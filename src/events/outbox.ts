@@ -11,12 +11,18 @@ export const DISPATCH_TASK = "events__dispatch";
  * only this.
  */
 export async function subscribedEventTypes(trx: Trx, accountId: number): Promise<Set<EventType>> {
-  const { rows } = await sql<{ event_type: EventType }>`
+  const { rows } = await sql<{ types: EventType[] }>`
+    select ${subscribedEventTypesArray(accountId)} as types`.execute(trx);
+  return new Set(rows[0]?.types ?? []);
+}
+
+/** subscribedEventTypes as an SQL array expression, to read along with another statement. */
+export function subscribedEventTypesArray(accountId: number): RawBuilder<EventType[]> {
+  return sql<EventType[]>`array(
     select distinct s.event_type
     from integration_subscriptions s
     join integrations i on i.id = s.integration_id
-    where s.account_id = ${accountId} and s.is_active and i.status = 'connected'`.execute(trx);
-  return new Set(rows.map((r) => r.event_type));
+    where s.account_id = ${accountId} and s.is_active and i.status = 'connected')`;
 }
 
 /** An event to write: its data is final (the lead events use emitLeadEvents). */

@@ -3,23 +3,22 @@ import type { Db } from "../db/database.js";
 import type { Handlers } from "../http/contract.js";
 import { toLead, toMaskedLead } from "./presenter.js";
 import { schemaTypesWarming, type SchemaTypesCache } from "./schema-types.js";
-import { withLeadQuerySlot } from "./search/capacity.js";
 import { parseSearchFilters } from "./search/filters.js";
 import { previewLeads, searchLeads } from "./search/service.js";
 
 /** `GET /leads`, `GET /leads/preview` and `GET /leads/other/schema-types`. */
 export function leadHandlers(deps: {
   db: Db;
+  /** The search pool (src/leads/search/settings.ts). */
+  searchDb: Db;
   schemaTypes: SchemaTypesCache;
 }): Handlers<"searchLeads" | "previewLeads" | "listWebsiteSchemaTypes"> {
-  const { db, schemaTypes } = deps;
+  const { db, searchDb, schemaTypes } = deps;
   return {
     async searchLeads({ caller, http }) {
       // List values are re-read from the raw URL: the validator splits a JSON array string at commas.
       const filters = parseSearchFilters(http.url, "query");
-      const result = await withLeadQuerySlot(db, caller.accountId, () =>
-        searchLeads(db, caller.accountId, filters),
-      );
+      const result = await searchLeads({ db, searchDb }, caller.accountId, filters);
       return {
         status: 200,
         headers: result.capped ? { "X-Credits-Capped": "true" } : {},
@@ -36,9 +35,7 @@ export function leadHandlers(deps: {
     },
     async previewLeads({ caller, http }) {
       const filters = parseSearchFilters(http.url, "query");
-      const result = await withLeadQuerySlot(db, caller.accountId, () =>
-        previewLeads(db, caller.accountId, filters),
-      );
+      const result = await previewLeads({ db, searchDb }, caller.accountId, filters);
       return {
         status: 200,
         body: {

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
-import { leadEventStatementParts, subscribedEventTypes } from "../events/outbox.js";
-import type { LeadEventSource } from "../events/types.js";
+import { leadEventStatementParts, subscribedEventTypesArray } from "../events/outbox.js";
+import type { EventType, LeadEventSource } from "../events/types.js";
 import type { LeadRecord } from "./lead.js";
 import { LEAD_RECORD_COLUMNS, leadRecordFromRow } from "./repository.js";
 
@@ -55,11 +55,12 @@ export interface LeadDelivery {
  */
 export async function recordDeliveredLeads(trx: Trx, delivery: LeadDelivery): Promise<number> {
   if (delivery.leadIds.length === 0) return 0;
-  await sql`select pg_advisory_xact_lock_shared(${sql.lit(LEAD_VERSION_LOCK)})`.execute(trx);
-  const subscribed =
-    delivery.method === "enrichment"
-      ? new Set<string>()
-      : await subscribedEventTypes(trx, delivery.accountId);
+  // The lock and, unless no event is sent, the subscribed event types: one round trip.
+  const types =
+    delivery.method === "enrichment" ? sql<null>`null` : subscribedEventTypesArray(delivery.accountId);
+  const { rows: locked } = await sql<{ types: EventType[] | null }>`
+    select pg_advisory_xact_lock_shared(${sql.lit(LEAD_VERSION_LOCK)}), ${types} as types`.execute(trx);
+  const subscribed = new Set(locked[0]?.types ?? []);
   const { rows } = await sql<{ inserted: string | null }>`
     ${recordStatement(delivery, subscribed.has("lead.created"), subscribed.has("lead.updated"))}`.execute(
     trx,

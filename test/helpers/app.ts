@@ -10,6 +10,7 @@ import type { AppContext } from "../../src/app/context.js";
 import { RateLimits } from "../../src/rate-limit/limiter.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 import { JobsRuntime } from "../../src/jobs/runtime.js";
+import { createSearchDatabase } from "../../src/leads/search/settings.js";
 import { KeyCache } from "../../src/auth/key-cache.js";
 import { SchemaTypesCache } from "../../src/leads/schema-types.js";
 import { NotificationListener } from "../../src/db/notifications.js";
@@ -54,6 +55,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
     const ctx: AppContext = {
       config,
       db: database.db,
+      searchDb: createSearchDatabase(database.url, 2),
       pool: database.pool,
       logger,
       rateLimits: new RateLimits(database.pool),
@@ -77,6 +79,7 @@ export function useTestApp(overrides: Partial<Config> = {}): TestApp {
     await holder.ctx?.jobs.close();
     await holder.ctx?.keyCache?.stop();
     await holder.notifications?.stop();
+    await holder.ctx?.searchDb.destroy();
     await holder.database?.destroy();
     if (holder.ctx) rmSync(holder.ctx.config.dataDir, { recursive: true, force: true });
   });

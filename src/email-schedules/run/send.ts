@@ -15,8 +15,7 @@ import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
 import { ApiError, errors } from "../../http/errors.js";
 import { parseSearchFilters, type SearchFilters } from "../../leads/search/filters.js";
-import { tuneSearch } from "../../leads/search/repository.js";
-import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";
+import { tuneSearch } from "../../leads/search/settings.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { enqueueMail } from "../../mail/queue.js";
 import type { FileStorage } from "../../storage/file-storage.js";
@@ -151,7 +150,7 @@ async function selectFor(
     .transaction()
     .setAccessMode("read only")
     .execute(async (trx) => {
-      await tuneSearch(trx, SEARCH_STATEMENT_TIMEOUT_MS);
+      await tuneSearch(trx);
       const maxLeadId = await findMaxLeadId(trx);
       if (maxLeadId === null) {
         return { selection: { leads: [], newLeads: 0, reservoir: [], capped: false }, maxLeadId };

@@ -48,7 +48,7 @@ function candidateOrder(query: CandidateQuery): RawBuilder<unknown> {
  * Every lead matching the export's filters, in export order, with whether the account received it
  * and whether it is in the account's lead reservoir (and its URLs when asked), read through a
  * cursor in batches (memory stays flat however many leads match). Needs a transaction (the cursor
- * lives in it, with the search's settings: tuneSearch, src/leads/search/repository.ts) and must be
+ * lives in it, with the search's settings: tuneSearch, src/leads/search/settings.ts) and must be
  * its last use of the name `export_candidates`; stop iterating early when enough leads were taken.
  */
 export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate[]> {

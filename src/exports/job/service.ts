@@ -3,8 +3,7 @@ import { spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
 import { blacklistedDomains } from "../../export-blacklist/match.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
-import { tuneSearch } from "../../leads/search/repository.js";
-import { SEARCH_STATEMENT_TIMEOUT_MS } from "../../leads/search/service.js";
+import { tuneSearch } from "../../leads/search/settings.js";
 import { withLeadQuerySlot } from "../../leads/search/capacity.js";
 import type { FileFormat } from "../../export-files/format.js";
 import { assertExportFits, formatLeadCapacity } from "../../export-files/split.js";
@@ -44,7 +43,7 @@ export async function selectExport(
     .execute(async (trx) => {
       // The search's settings (64 MB of sort memory: 200,000 candidates sort in memory), as a
       // search with many terms: bounded well below the job's time limit.
-      await tuneSearch(trx, SEARCH_STATEMENT_TIMEOUT_MS);
+      await tuneSearch(trx);
       const candidates = streamCandidates(trx, {
         accountId: request.accountId,
         filters: request.filters,

@@ -86,10 +86,26 @@ export async function releaseLeadQuerySlot(db: Db, token: string): Promise<void>
  * after SLOT_LIFETIME_MS.
  */
 export async function withLeadQuerySlot<T>(db: Db, accountId: number, work: () => Promise<T>): Promise<T> {
+  return withLeadQuerySlotReading(db, accountId, async () => undefined, work);
+}
+
+/**
+ * withLeadQuerySlot whose `work` needs a read that holds nothing (the account's balance): the
+ * read runs on another connection while the slot is claimed, saving a round trip, and `work` gets
+ * its result. When no slot is free the read's result (or failure) is dropped.
+ */
+export async function withLeadQuerySlotReading<R, T>(
+  db: Db,
+  accountId: number,
+  read: () => Promise<R>,
+  work: (read: R) => Promise<T>,
+): Promise<T> {
+  const reading = read();
+  reading.catch(() => undefined);
   const token = await acquireLeadQuerySlot(db, accountId);
   if (token === null) throw leadQueryCapacityBusy();
   try {
-    return await work();
+    return await work(await reading);
   } finally {
     releaseLeadQuerySlot(db, token).catch(() => undefined);
   }

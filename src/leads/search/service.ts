@@ -5,15 +5,17 @@ import type { Db } from "../../db/database.js";
 import type { LeadRecord } from "../lead.js";
 import { recordDeliveredLeads } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
-import { findSearchPage, type SearchPage, tuneSearch } from "./repository.js";
+import { withLeadQuerySlotReading } from "./capacity.js";
+import { findSearchPage } from "./repository.js";
 
-/** Longest a search query with many terms may run (well below the query slot's lifetime). */
-export const SEARCH_STATEMENT_TIMEOUT_MS = 60_000;
 /**
- * Up to this many terms a search runs without a statement timeout; with more, its cost grows with
- * the number of terms times the rows it has to check, and a timeout bounds it.
+ * Where a search request runs: the search statement on the search pool (its connections carry the
+ * search's settings, settings.ts), everything else on the main pool.
  */
-export const TERMS_WITHOUT_TIMEOUT = 20;
+export interface SearchDatabases {
+  db: Db;
+  searchDb: Db;
+}
 
 /** Where a page of results is. */
 export interface Pagination {
@@ -55,30 +57,6 @@ async function spendableOf(db: Db, accountId: number): Promise<Spendable> {
   return spendable((await getAccountWithBalance(db, accountId)).balance);
 }
 
-function termCount(filters: SearchFilters): number {
-  const columnTerms = [...Object.values(filters.includeTerms), ...Object.values(filters.excludeTerms)];
-  return (
-    filters.positiveKeywords.length +
-    filters.negativeKeywords.length +
-    columnTerms.reduce((n, terms) => n + (terms?.length ?? 0), 0)
-  );
-}
-
-/**
- * Runs the search query in a transaction with the search's settings (tuneSearch); one with many
- * terms also bounded by a statement timeout.
- */
-async function runSearch(
-  db: Db,
-  filters: SearchFilters,
-  options: { accountId: number; cap: number | null },
-): Promise<SearchPage> {
-  return db.transaction().execute(async (trx) => {
-    await tuneSearch(trx, termCount(filters) > TERMS_WITHOUT_TIMEOUT ? SEARCH_STATEMENT_TIMEOUT_MS : null);
-    return findSearchPage(trx, filters, options);
-  });
-}
-
 /**
  * A paid search (`GET /leads`). The results are capped at the spendable balance: every matching
  * lead the account already received stays (free, the sticky rule), and of the new ones only as
@@ -87,12 +65,31 @@ async function runSearch(
  * the lead export history (method `api`, snapshot), in the transaction of the ledger charge
  * (chargeDelivery, src/credits/charge.ts), and the entries decide which leads are new: 402
  * `insufficient_credits` when a concurrent request spent the balance meanwhile, 429
- * `charge_in_progress` when the entries or the credit lock are not free within 2 seconds. The
- * caller holds a lead query slot (capacity.ts).
+ * `charge_in_progress` when the entries or the credit lock are not free within 2 seconds. It runs
+ * in one of the account's lead query slots (capacity.ts), whose claim the balance is read beside.
  */
-export async function searchLeads(db: Db, accountId: number, filters: SearchFilters): Promise<SearchOutcome> {
-  const cap = (await spendableOf(db, accountId)).leads;
-  const found = await runSearch(db, filters, { accountId, cap });
+export async function searchLeads(
+  dbs: SearchDatabases,
+  accountId: number,
+  filters: SearchFilters,
+): Promise<SearchOutcome> {
+  return withLeadQuerySlotReading(
+    dbs.db,
+    accountId,
+    () => spendableOf(dbs.db, accountId),
+    (spendable) => searchWithin(dbs, accountId, filters, spendable.leads),
+  );
+}
+
+/** searchLeads within its slot, `cap` new leads at most. */
+async function searchWithin(
+  dbs: SearchDatabases,
+  accountId: number,
+  filters: SearchFilters,
+  cap: number,
+): Promise<SearchOutcome> {
+  const { db, searchDb } = dbs;
+  const found = await findSearchPage(searchDb, filters, { accountId, cap });
   const receivedMatches = found.totalMatches - found.newMatches;
   const total = receivedMatches + Math.min(found.newMatches, cap);
   const leads = found.page.map((p) => p.lead);
@@ -126,16 +123,30 @@ export async function searchLeads(db: Db, accountId: number, filters: SearchFilt
 
 /**
  * A free preview (`GET /leads/preview`): counts over every match (new vs already received, the
- * cost of exporting them) and one page of all matches; nothing charged or recorded. The caller
- * holds a lead query slot (capacity.ts).
+ * cost of exporting them) and one page of all matches; nothing charged or recorded. It runs in
+ * one of the account's lead query slots (capacity.ts), whose claim the balance is read beside.
  */
 export async function previewLeads(
-  db: Db,
+  dbs: SearchDatabases,
   accountId: number,
   filters: SearchFilters,
 ): Promise<PreviewOutcome> {
-  const creditsRemainingTenths = (await spendableOf(db, accountId)).tenths;
-  const found = await runSearch(db, filters, { accountId, cap: null });
+  return withLeadQuerySlotReading(
+    dbs.db,
+    accountId,
+    () => spendableOf(dbs.db, accountId),
+    (spendable) => previewWithin(dbs, accountId, filters, spendable.tenths),
+  );
+}
+
+/** previewLeads within its slot. */
+async function previewWithin(
+  dbs: SearchDatabases,
+  accountId: number,
+  filters: SearchFilters,
+  creditsRemainingTenths: number,
+): Promise<PreviewOutcome> {
+  const found = await findSearchPage(dbs.searchDb, filters, { accountId, cap: null });
   return {
     leads: found.page,
     pagination: pagination(filters, found.totalMatches),
