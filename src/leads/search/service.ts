@@ -58,6 +58,14 @@ async function spendableOf(db: Db, accountId: number): Promise<Spendable> {
 }
 
 /**
+ * Runs `work` in one of the account's lead query slots (capacity.ts) with what the account can
+ * spend, read while the slot is claimed.
+ */
+function inSlot<T>(dbs: SearchDatabases, accountId: number, work: (spendable: Spendable) => Promise<T>) {
+  return withLeadQuerySlotReading(dbs.db, accountId, () => spendableOf(dbs.db, accountId), work);
+}
+
+/**
  * A paid search (`GET /leads`). The results are capped at the spendable balance: every matching
  * lead the account already received stays (free, the sticky rule), and of the new ones only as
  * many as the balance pays for, first in sort order; `total` counts that capped list and the page
@@ -73,12 +81,7 @@ export async function searchLeads(
   accountId: number,
   filters: SearchFilters,
 ): Promise<SearchOutcome> {
-  return withLeadQuerySlotReading(
-    dbs.db,
-    accountId,
-    () => spendableOf(dbs.db, accountId),
-    (spendable) => searchWithin(dbs, accountId, filters, spendable.leads),
-  );
+  return inSlot(dbs, accountId, (spendable) => searchWithin(dbs, accountId, filters, spendable.leads));
 }
 
 /** searchLeads within its slot, `cap` new leads at most. */
@@ -131,12 +134,7 @@ export async function previewLeads(
   accountId: number,
   filters: SearchFilters,
 ): Promise<PreviewOutcome> {
-  return withLeadQuerySlotReading(
-    dbs.db,
-    accountId,
-    () => spendableOf(dbs.db, accountId),
-    (spendable) => previewWithin(dbs, accountId, filters, spendable.tenths),
-  );
+  return inSlot(dbs, accountId, (spendable) => previewWithin(dbs, accountId, filters, spendable.tenths));
 }
 
 /** previewLeads within its slot. */
