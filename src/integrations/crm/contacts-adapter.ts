@@ -10,6 +10,7 @@ import {
   type TokenGrant,
 } from "./adapter.js";
 import { bodyText, CrmApiError, crmMessage, retryAfterFrom } from "./errors.js";
+import { parsedBody, refusedRecordIssues, unlistedFieldWarnings } from "./mapping-issues.js";
 import { ownDomain, syntheticLead } from "./lead.js";
 import {
   fullMapping,
@@ -157,23 +158,13 @@ async function propertyList(client: Client, objects: Objects): Promise<CrmField[
 
 /** The problems of a refused synthetic record: one per property HubSpot names, else one for the record. */
 function issuesOf(err: CrmApiError, entries: readonly CrmFieldMappingEntry[]): CrmMappingTestScope["issues"] {
-  let parsed: { errors?: { message?: string; context?: { propertyName?: string[] } }[] } = {};
-  try {
-    parsed = JSON.parse(err.responseBody ?? "{}") as typeof parsed;
-  } catch {
-    // not JSON: one issue for the record below
-  }
-  const issues = (parsed.errors ?? []).flatMap((e) =>
-    (e.context?.propertyName ?? []).map((name) => ({
-      smbFieldId: entries.find((m) => m.targetField === name)?.smbFieldId ?? null,
-      targetField: name,
-      message: e.message ?? err.message,
-      severity: "error" as const,
-    })),
+  const parsed = parsedBody(err, {}) as {
+    errors?: { message?: string; context?: { propertyName?: string[] } }[];
+  } | null;
+  const named = (parsed?.errors ?? []).flatMap((e) =>
+    (e.context?.propertyName ?? []).map((field) => ({ field, message: e.message })),
   );
-  return issues.length > 0
-    ? issues
-    : [{ smbFieldId: null, targetField: null, message: err.message, severity: "error" }];
+  return refusedRecordIssues(err, entries, named);
 }
 
 async function testScope(
@@ -184,18 +175,7 @@ async function testScope(
   fields: readonly CrmField[],
   properties: Record<string, string>,
 ): Promise<CrmMappingTestScope> {
-  const issues: CrmMappingTestScope["issues"] = [];
-  const names = new Set(fields.map((f) => f.name));
-  for (const m of entries) {
-    if (!names.has(m.targetField)) {
-      issues.push({
-        smbFieldId: m.smbFieldId,
-        targetField: m.targetField,
-        message: "The CRM no longer lists this field as writable.",
-        severity: "warning",
-      });
-    }
-  }
+  const issues = unlistedFieldWarnings(entries, fields);
   try {
     const created = await call(() => client.crm[objects].basicApi.create({ properties, associations: [] }));
     try {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { CrmAdapter, CrmMappingTestScope, CrmSession, DealSettings } from "./adapter.js";
 import { CrmApiError } from "./errors.js";
+import { unlistedFieldWarnings } from "./mapping-issues.js";
 import { dealsCall, dealsGrant, dealsOAuth, sessionApis, type DealsApis } from "./deals-client.js";
 import { syntheticLead, type CrmLead } from "./lead.js";
 import {
@@ -416,18 +417,7 @@ async function testScope(
   create: () => Promise<{ id: number; stored: Record<string, unknown> }>,
   sent: Record<string, unknown>,
 ): Promise<{ result: CrmMappingTestScope; id?: number }> {
-  const issues: CrmMappingTestScope["issues"] = [];
-  const names = new Set(fields.map((f) => f.name));
-  for (const m of entries) {
-    if (!names.has(m.targetField)) {
-      issues.push({
-        smbFieldId: m.smbFieldId,
-        targetField: m.targetField,
-        message: "The CRM no longer lists this field as writable.",
-        severity: "warning",
-      });
-    }
-  }
+  const issues = unlistedFieldWarnings(entries, fields);
   let id: number | undefined;
   try {
     const created = await create();

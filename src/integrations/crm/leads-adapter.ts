@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Connection } from "jsforce";
 import type { CrmAdapter, CrmEnvironment, CrmMappingTestScope, TokenGrant } from "./adapter.js";
 import { CrmApiError } from "./errors.js";
+import { parsedBody, refusedRecordIssues, unlistedFieldWarnings } from "./mapping-issues.js";
 import { leadsCall, leadsConnection, leadsOAuth } from "./leads-client.js";
 import { syntheticLead, type CrmLead } from "./lead.js";
 import { fullMapping, SCOPE_LABELS, type CrmField, type CrmFieldMappingEntry } from "./mapping.js";
@@ -169,24 +170,13 @@ function savedId(result: unknown): string {
 
 /** Problems of a refused synthetic Lead: one per field Salesforce names, else one for the record. */
 function issuesOf(err: CrmApiError, entries: readonly CrmFieldMappingEntry[]): CrmMappingTestScope["issues"] {
-  let parsed: unknown = [];
-  try {
-    parsed = JSON.parse(err.responseBody ?? "[]");
-  } catch {
-    // not JSON: one issue for the record below
-  }
-  const errors = (Array.isArray(parsed) ? parsed : [parsed]) as { message?: string; fields?: string[] }[];
-  const issues = errors.flatMap((e) =>
-    (e?.fields ?? []).map((name) => ({
-      smbFieldId: entries.find((m) => m.targetField === name)?.smbFieldId ?? null,
-      targetField: name,
-      message: e.message ?? err.message,
-      severity: "error" as const,
-    })),
-  );
-  return issues.length > 0
-    ? issues
-    : [{ smbFieldId: null, targetField: null, message: err.message, severity: "error" }];
+  const parsed = parsedBody(err, []);
+  const errors = (Array.isArray(parsed) ? parsed : [parsed]) as ({
+    message?: string;
+    fields?: string[];
+  } | null)[];
+  const named = errors.flatMap((e) => (e?.fields ?? []).map((field) => ({ field, message: e?.message })));
+  return refusedRecordIssues(err, entries, named);
 }
 
 export const leadsAdapter: CrmAdapter = {
@@ -292,18 +282,7 @@ export const leadsAdapter: CrmAdapter = {
       lead.values,
       typesOf(lists),
     );
-    const issues: CrmMappingTestScope["issues"] = [];
-    const names = new Set((lists.lead ?? []).map((f) => f.name));
-    for (const m of entries) {
-      if (!names.has(m.targetField)) {
-        issues.push({
-          smbFieldId: m.smbFieldId,
-          targetField: m.targetField,
-          message: "The CRM no longer lists this field as writable.",
-          severity: "warning",
-        });
-      }
-    }
+    const issues = unlistedFieldWarnings(entries, lists.lead ?? []);
     let id: string | undefined;
     try {
       id = savedId(await leadsCall(() => conn.sobject("Lead").create(sent)));
