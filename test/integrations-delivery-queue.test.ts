@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliverDue } from "../src/integrations/deliveries/deliver.js";
 import type { DeliverDeps } from "../src/integrations/deliveries/attempts.js";
 import { dispatchAccountEvents } from "../src/integrations/deliveries/dispatch.js";
-import { CLAIM_SIZE, claimDueDeliveries } from "../src/integrations/deliveries/repository.js";
+import { CLAIM_SIZE, lockDueDeliveries } from "../src/integrations/deliveries/repository.js";
 import { recordDeliveredLeads } from "../src/leads/versions.js";
 import { useTestApp } from "./helpers/app.js";
 import { TEST_RETRY_DELAYS_MS } from "./helpers/delivery-runner.js";
@@ -70,18 +70,22 @@ describe("the delivery queue", () => {
     expect(new Set(got.map((r) => r.event.id))).toEqual(new Set(rows.map((r) => r.event_id)));
   });
 
-  it("leaves what a claimer holds alone, and sends it once the claimer's lease ran out", async () => {
+  it("leaves what a claimer holds alone, and sends it as soon as that claimer dies", async () => {
     const { hook } = await dispatched(30);
-    // A claimer takes 10 and dies before sending them.
-    const held = await claimDueDeliveries(t.ctx.db, 10);
-    expect(held).toHaveLength(10);
-    await deliverDue(deps());
+    // A claimer takes 10 in its transaction and dies (rolls back) before sending them.
+    let heldIds = new Set<string>();
+    await expect(
+      t.ctx.db.transaction().execute(async (trx) => {
+        const held = await lockDueDeliveries(trx, 10);
+        expect(held).toHaveLength(10);
+        heldIds = new Set(held.map((d) => d.eventId));
+        await deliverDue(deps());
+        throw new Error("the claimer died");
+      }),
+    ).rejects.toThrow("the claimer died");
     expect(receiver.at(hook.path)).toHaveLength(20);
-    const heldIds = new Set(held.map((d) => d.eventId));
     expect(receiver.at(hook.path).some((r) => heldIds.has(r.event.id))).toBe(false);
-    // Its lease runs out: the next claimer (the minute's sweep) sends them, once each.
-    await sql`update integration_deliveries set next_attempt_at = now() - interval '1 second'
-      where id in (${sql.join(held.map((d) => d.id))})`.execute(t.ctx.db);
+    // Nothing was written for them: the next claimer sends them, once each.
     await deliverDue(deps());
     const got = receiver.at(hook.path);
     expect(got).toHaveLength(30);
@@ -89,6 +93,29 @@ describe("the delivery queue", () => {
     for (const row of await deliveryRows(hook.id)) {
       expect(row).toMatchObject({ status: "success", attempt_count: 1 });
     }
+  });
+
+  it("lets an integration be deleted while a claim is sending to it, and records the rest", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db);
+    const doomed = await createWebhook(t, receiver, auth, ["lead.created"]);
+    const kept = await createWebhook(t, receiver, auth, ["lead.created"]);
+    const leadIds = await buildLeads(t.ctx.db, 3, () => ({}));
+    await t.ctx.db
+      .transaction()
+      .execute((trx) =>
+        recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds }),
+      );
+    await dispatchAccountEvents(t.ctx.db, accountId);
+    // Every answer takes 300 ms: the claim holds its rows that long.
+    for (let i = 0; i < 6; i += 1) receiver.answers.push({ status: 200, delayMs: 300 });
+    const delivering = deliverDue(deps());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await t.request().delete(`/api/v1/integrations/${doomed.id}`).set(auth).expect(200);
+    await delivering;
+    expect(await deliveryRows(doomed.id)).toHaveLength(0);
+    const rows = await deliveryRows(kept.id);
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row).toMatchObject({ status: "success", attempt_count: 1 });
   });
 
   it("records failed attempts of one claim together, schedules their retry and wakes a claimer then", async () => {

@@ -27,6 +27,8 @@ const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 20_000);
 /** Measured searches per account and phase (each returns 1,000 new leads). */
 const SEARCHES = Number(process.env.BENCH_WEBHOOK_SEARCHES ?? 20);
 const WARMUP_SEARCHES = 3;
+/** Deliveries of another account sent before the timed ones, to warm the runner's code. */
+const WARMUP_EVENTS = Math.min(5_000, EVENTS);
 const LEADS_PER_SEARCH = 1_000;
 /** The receiver verifies every n-th delivery with stripe (1: every one). */
 const VERIFY_EVERY = Number(process.env.BENCH_WEBHOOK_VERIFY_EVERY ?? 1);
@@ -44,6 +46,8 @@ const COMPLETE_BATCH_MS = process.env.BENCH_WEBHOOK_COMPLETE_BATCH_MS
   : null;
 /** Claimer jobs at once (default: the worker's `DELIVERY_CONCURRENCY`; other values to profile). */
 const CONCURRENCY = Number(process.env.BENCH_WEBHOOK_CONCURRENCY ?? DELIVERY_CONCURRENCY);
+/** Attempts on the wire per claimer (default `SEND_CONCURRENCY`; other values to profile). */
+const LANES = process.env.BENCH_WEBHOOK_LANES ? Number(process.env.BENCH_WEBHOOK_LANES) : null;
 /**
  * The bare loop runs at each of these POSTs in flight: one claimer's (`SEND_CONCURRENCY`) and
  * the most the runner can have (its claimers' together, within the outbound agent's 64 sockets);
@@ -263,7 +267,12 @@ async function bareLoop(
   concurrency: number,
   secret: string,
   template: string,
-): Promise<{ perSecond: number; seconds: number; failures: number }> {
+): Promise<{
+  perSecond: number;
+  seconds: number;
+  failures: number;
+  cpuMsPerRequest?: { sender: number; receiver: number };
+}> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 });
   const target = new URL(url);
   let next = 0;
@@ -310,6 +319,79 @@ async function bareLoop(
   return { perSecond: round(count / seconds), seconds: round(seconds, 2), failures };
 }
 
+/** `count` real lead versions as `lead.created` events of the account, written as one search would write them (one outbox row). */
+async function emitEvents(db: Db, accountId: number, count: number): Promise<void> {
+  const { rows: refs } = await sql<{ leadId: number; version: number }>`
+    select id as "leadId", version from leads order by id limit ${count}`.execute(db);
+  if (refs.length < count) throw new Error(`only ${refs.length} leads for ${count} events`);
+  await db
+    .transaction()
+    .execute((trx) => emitLeadEvents(trx, { accountId, type: "lead.created", source: "api", leads: refs }));
+}
+
+/** The delivery runner as src/worker/worker.ts starts it (its delivery tasks), on the given pool. */
+async function startRunner(
+  pool: pg.Pool,
+  db: Db,
+  outbound: Outbound,
+  logger: ReturnType<typeof createLogger>,
+): Promise<Awaited<ReturnType<typeof run>>> {
+  return run({
+    pgPool: pool,
+    concurrency: CONCURRENCY,
+    noHandleSignals: true,
+    pollInterval: 2_000,
+    taskList: deliveryTaskList({ db, outbound, logger, ...(LANES ? { sendConcurrency: LANES } : {}) }),
+    logger: workerLogger(logger),
+    ...(LOCAL_QUEUE !== null || COMPLETE_BATCH_MS !== null
+      ? {
+          preset: {
+            worker: {
+              ...(LOCAL_QUEUE !== null ? { localQueue: { size: LOCAL_QUEUE } } : {}),
+              ...(COMPLETE_BATCH_MS !== null ? { completeJobBatchDelay: COMPLETE_BATCH_MS } : {}),
+            },
+          },
+        }
+      : {}),
+  });
+}
+
+/**
+ * Waits (at most 90 s) until `count` deliveries of the account succeeded; the time since
+ * `started`. It polls every 20 ms whether any delivery still waits, through the partial index of
+ * waiting deliveries (a cheap probe: counting the account's rows at every poll would scan the
+ * table and take CPU from what is measured), then counts them once.
+ */
+async function waitDelivered(
+  pollDb: Db,
+  accountId: number,
+  count: number,
+  started: number,
+): Promise<{ finishedMs: number | null; last: { rows: number; success: number; failed: number } }> {
+  const counts = async () => {
+    const { rows } = await sql<{ rows: number; success: number; failed: number }>`
+      select count(*) as rows,
+        count(*) filter (where status = 'success') as success,
+        count(*) filter (where status not in ('success', 'pending')) as failed
+      from integration_deliveries where account_id = ${accountId}`.execute(pollDb);
+    return rows[0]!;
+  };
+  const deadline = Date.now() + 90_000;
+  while (Date.now() < deadline) {
+    const { rows } = await sql<{ waiting: boolean }>`
+      select exists (
+        select 1 from integration_deliveries
+        where next_attempt_at is not null and account_id = ${accountId}) as waiting`.execute(pollDb);
+    if (!rows[0]?.waiting) {
+      const finishedMs = performance.now() - started;
+      const last = await counts();
+      return { finishedMs: last.success >= count ? finishedMs : null, last };
+    }
+    await sleep(20);
+  }
+  return { finishedMs: null, last: await counts() };
+}
+
 async function deliveriesPerSecond(
   databaseUrl: string,
   db: Db,
@@ -328,13 +410,30 @@ async function deliveriesPerSecond(
       .executeTakeFirstOrThrow()
   ).signing_secret;
 
+  // The delivery runner as src/worker/worker.ts starts it, on a pool of its own.
+  const logger = createLogger("warn");
+  const workerUrl = new URL(databaseUrl);
+  if (ASYNC_COMMIT) workerUrl.searchParams.set("options", "-c synchronous_commit=off");
+  const { db: workerDb, pool: workerPool } = createDatabase(workerUrl.toString(), WORKER_POOL_SIZE);
+  const queries = countQueries(workerPool);
+  const { db: pollDb } = createDatabase(databaseUrl, 2);
+  const outbound = new Outbound({ allowPrivate: true });
+
+  // Warm the runner's code (the JIT of its sending, signing and recording) with deliveries of
+  // another account before anything is timed, as the bare loop is warmed below.
+  const warm = await newAccount(db, "warmup");
+  const warmHook = await createWebhook(apiBase, warm.apiKey, receiver, "/hook/warmup");
+  await emitEvents(db, warm.accountId, WARMUP_EVENTS);
+  await dispatchAccountEvents(workerDb, warm.accountId);
+  const warmRunner = await startRunner(workerPool, workerDb, outbound, logger);
+  const warmed = await waitDelivered(pollDb, warm.accountId, WARMUP_EVENTS, performance.now());
+  await warmRunner.stop();
+  if (warmed.finishedMs === null)
+    throw new Error(`warm-up deliveries did not finish: ${JSON.stringify(warmed.last)}`);
+  await sql`delete from integrations where id = ${warmHook}`.execute(db);
+
   // EVENTS real lead versions, written as one search would write them (one outbox row).
-  const { rows: refs } = await sql<{ leadId: number; version: number }>`
-    select id as "leadId", version from leads order by id limit ${EVENTS}`.execute(db);
-  if (refs.length < EVENTS) throw new Error(`only ${refs.length} leads for ${EVENTS} events`);
-  await db
-    .transaction()
-    .execute((trx) => emitLeadEvents(trx, { accountId, type: "lead.created", source: "api", leads: refs }));
+  await emitEvents(db, accountId, EVENTS);
 
   // Warm the receiver (and the JIT of both sides' HTTP code) before anything is timed.
   const template = JSON.stringify({
@@ -349,14 +448,6 @@ async function deliveriesPerSecond(
   await bareLoop(`${receiver}${hookPath}`, 2_000, SEND_CONCURRENCY, secret, template);
   await receiverCall(receiver, "/control/reset");
 
-  // The delivery runner as src/worker/worker.ts starts it, on a pool of its own.
-  const logger = createLogger("warn");
-  const workerUrl = new URL(databaseUrl);
-  if (ASYNC_COMMIT) workerUrl.searchParams.set("options", "-c synchronous_commit=off");
-  const { db: workerDb, pool: workerPool } = createDatabase(workerUrl.toString(), WORKER_POOL_SIZE);
-  const queries = countQueries(workerPool);
-  const { db: pollDb } = createDatabase(databaseUrl, 2);
-  const outbound = new Outbound({ allowPrivate: true });
   const loadBefore = loadavg()[0] ?? 0;
   const postmaster = await postmasterPid(pollDb);
 
@@ -380,41 +471,8 @@ async function deliveriesPerSecond(
     receiver: cpuMs({ pids: [receiverPid] }),
   };
   const started = performance.now();
-  const runner = await run({
-    pgPool: workerPool,
-    concurrency: CONCURRENCY,
-    noHandleSignals: true,
-    pollInterval: 2_000,
-    taskList: deliveryTaskList({ db: workerDb, outbound, logger }),
-    logger: workerLogger(logger),
-    ...(LOCAL_QUEUE !== null || COMPLETE_BATCH_MS !== null
-      ? {
-          preset: {
-            worker: {
-              ...(LOCAL_QUEUE !== null ? { localQueue: { size: LOCAL_QUEUE } } : {}),
-              ...(COMPLETE_BATCH_MS !== null ? { completeJobBatchDelay: COMPLETE_BATCH_MS } : {}),
-            },
-          },
-        }
-      : {}),
-  });
-  let finishedMs: number | null = null;
-  let last = { rows: 0, success: 0, failed: 0 };
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    const { rows } = await sql<{ rows: number; success: number; failed: number }>`
-      select count(*) as rows,
-        count(*) filter (where status = 'success') as success,
-        count(*) filter (where status not in ('success', 'pending')) as failed
-      from integration_deliveries where account_id = ${accountId}`.execute(pollDb);
-    last = rows[0]!;
-    const now = performance.now();
-    if (last.success >= EVENTS) {
-      finishedMs = now - started;
-      break;
-    }
-    await sleep(50);
-  }
+  const runner = await startRunner(workerPool, workerDb, outbound, logger);
+  const { finishedMs, last } = await waitDelivered(pollDb, accountId, EVENTS, started);
   const totalQueries = queries.count - queriesBefore;
   const workerCpu = process.cpuUsage(cpuBefore.worker);
   const cpu = {
@@ -450,7 +508,13 @@ async function deliveriesPerSecond(
   for (const concurrency of BARE_CONCURRENCIES) {
     const runs: Awaited<ReturnType<typeof bareLoop>>[] = [];
     for (let i = 0; i < 3; i += 1) {
+      const bareCpuBefore = { sender: process.cpuUsage(), receiver: cpuMs({ pids: [receiverPid] }) };
       runs.push(await bareLoop(`${receiver}${hookPath}`, EVENTS, concurrency, secret, bareTemplate));
+      const senderCpu = process.cpuUsage(bareCpuBefore.sender);
+      runs[runs.length - 1]!.cpuMsPerRequest = {
+        sender: round((senderCpu.user + senderCpu.system) / 1000 / EVENTS, 3),
+        receiver: round(cpuDelta(bareCpuBefore.receiver, cpuMs({ pids: [receiverPid] })) / EVENTS, 3),
+      };
       bareReceived = await receiverCall(receiver, "/control/reset");
       if (bareReceived.requests !== EVENTS || bareReceived.verified !== EVENTS / VERIFY_EVERY) {
         throw new Error(`bare loop: receiver counted ${JSON.stringify(bareReceived)}`);
@@ -660,9 +724,9 @@ async function dropQueuedEvents(db: Db, accountId: number): Promise<void> {
  * integrations against one without, first with no worker running (the request's own cost), then
  * with the worker of a `ROLE=all` process delivering at the same time.
  *
- * Knobs (environment): BENCH_WEBHOOK_EVENTS (5,000), BENCH_WEBHOOK_SEARCHES (20; 0 skips the
+ * Knobs (environment): BENCH_WEBHOOK_EVENTS (20,000), BENCH_WEBHOOK_SEARCHES (20; 0 skips the
  * searches), BENCH_WEBHOOK_VERIFY_EVERY (1), and, to profile the runner, BENCH_WEBHOOK_CONCURRENCY,
- * BENCH_WEBHOOK_POOL, BENCH_WEBHOOK_LOCAL_QUEUE, BENCH_WEBHOOK_COMPLETE_BATCH_MS and
+ * BENCH_WEBHOOK_LANES, BENCH_WEBHOOK_POOL, BENCH_WEBHOOK_LOCAL_QUEUE, BENCH_WEBHOOK_COMPLETE_BATCH_MS and
  * BENCH_WEBHOOK_ASYNC_COMMIT=true.
  */
 export async function benchWebhooks(databaseUrl: string): Promise<Record<string, unknown>> {

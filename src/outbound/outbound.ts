@@ -1,8 +1,7 @@
-import http from "node:http";
-import https from "node:https";
 import type { IncomingHttpHeaders } from "node:http";
 import type { LookupFunction } from "node:net";
 import { performance } from "node:perf_hooks";
+import { Agent, type Dispatcher } from "undici";
 import {
   checkLiteral,
   guardedLookup,
@@ -28,6 +27,8 @@ const DEFAULT_MAX_SOCKETS = 64;
  * receiver's `Keep-Alive: timeout=N` shortens it further.
  */
 const IDLE_SOCKET_MS = 4_000;
+/** Parsed destination URLs kept per instance (all are dropped when it is full). */
+const PARSED_TARGETS_KEPT = 1_000;
 
 /** One POST to send. */
 export interface PostRequest {
@@ -59,7 +60,9 @@ type Attempt =
 export class Outbound {
   private readonly resolve: Resolver;
   private readonly lookup: LookupFunction;
-  private readonly agents: { http: http.Agent; https: https.Agent };
+  private readonly agent: Agent;
+  /** URLs parsed lately: a burst of deliveries goes to few destinations. */
+  private readonly targets = new Map<string, ParsedTarget>();
 
   constructor(
     /** What this instance may reach (read by `fetchPage`, which shares the guard). */
@@ -68,12 +71,16 @@ export class Outbound {
   ) {
     this.resolve = policy.resolve ?? systemResolver;
     this.lookup = guardedLookup(policy);
-    const agentOptions = {
-      keepAlive: true,
-      maxSockets: options.maxSockets ?? DEFAULT_MAX_SOCKETS,
-      timeout: IDLE_SOCKET_MS,
-    };
-    this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
+    this.agent = new Agent({
+      connections: options.maxSockets ?? DEFAULT_MAX_SOCKETS,
+      keepAliveTimeout: IDLE_SOCKET_MS,
+      // A receiver's `Keep-Alive: timeout=N` may shorten the idle time, never lengthen it.
+      keepAliveMaxTimeout: IDLE_SOCKET_MS,
+      // The exchange's own deadline (`timeoutMs`) bounds every phase.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connect: { lookup: this.lookup },
+    });
   }
 
   /**
@@ -106,9 +113,9 @@ export class Outbound {
       retryAfterSeconds: null,
       error,
     });
-    let target: Target;
+    let target: ParsedTarget;
     try {
-      target = parseTarget(url);
+      target = this.parsed(url);
       if (!this.policy.allowPrivate) checkLiteral(target);
     } catch (err) {
       return failed(failureReason(err));
@@ -117,14 +124,19 @@ export class Outbound {
     const timeoutMs = request.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const maxChars = request.maxResponseChars ?? DEFAULT_MAX_RESPONSE_CHARS;
     // One timer for the whole exchange; the caller's signal ends it as well.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), timeoutMs);
-    const signal = request.signal ? AbortSignal.any([deadline.signal, request.signal]) : deadline.signal;
-    const body = typeof request.body === "string" ? Buffer.from(request.body, "utf8") : request.body;
+    const exchange: Exchange = { timedOut: false, aborted: false, current: undefined };
+    const stop = (why: "timedOut" | "aborted") => {
+      exchange[why] = true;
+      exchange.current?.abort(new Error(why));
+    };
+    const timer = setTimeout(() => stop("timedOut"), timeoutMs);
+    const onAbort = () => stop("aborted");
+    if (request.signal?.aborted) exchange.aborted = true;
+    else request.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      let attempt = await this.attempt(target, request.headers, body, maxChars * 4, signal);
-      if (!attempt.answered && attempt.reusedSocket && isReset(attempt.error) && !signal.aborted) {
-        attempt = await this.attempt(target, request.headers, body, maxChars * 4, signal);
+      let attempt = await this.attempt(target, request, maxChars * 4, exchange);
+      if (!attempt.answered && attempt.reusedSocket && isReset(attempt.error) && !isStopped(exchange)) {
+        attempt = await this.attempt(target, request, maxChars * 4, exchange);
       }
       if (attempt.answered) {
         const status = attempt.statusCode;
@@ -137,97 +149,136 @@ export class Outbound {
           error: null,
         };
       }
-      if (deadline.signal.aborted) return failed(`timed out after ${timeoutMs / 1000} s`);
-      if (request.signal?.aborted) return failed("aborted");
+      if (exchange.timedOut) return failed(`timed out after ${timeoutMs / 1000} s`);
+      if (exchange.aborted) return failed("aborted");
       return failed(failureReason(attempt.error));
     } finally {
       clearTimeout(timer);
+      request.signal?.removeEventListener("abort", onAbort);
     }
+  }
+
+  /** `parseTarget` (throws for a refused URL), kept for the next attempts to the same URL. */
+  private parsed(url: string): ParsedTarget {
+    const known = this.targets.get(url);
+    if (known) return known;
+    const target = parseTarget(url);
+    const parsed = {
+      ...target,
+      origin: target.url.origin,
+      path: `${target.url.pathname}${target.url.search}`,
+    };
+    if (this.targets.size >= PARSED_TARGETS_KEPT) this.targets.clear();
+    this.targets.set(url, parsed);
+    return parsed;
   }
 
   /** Closes the keep-alive connections (at shutdown; requests in flight are cut). */
   close(): void {
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    void this.agent.destroy();
   }
 
   /**
-   * One request on one connection. At most `maxBytes` of the answer are read: a longer answer is
-   * cut off and its connection closed, so a receiver cannot make the service buffer megabytes; an
-   * answer read to its end leaves the connection to the agent for reuse.
+   * One request on one connection (undici's dispatch, without streams). At most `maxBytes` of the
+   * answer are read: a longer answer is cut off and its connection closed, so a receiver cannot
+   * make the service buffer megabytes; an answer read to its end leaves the connection for reuse.
    */
   private attempt(
-    target: Target,
-    headers: Record<string, string>,
-    body: Buffer,
+    target: ParsedTarget,
+    request: PostRequest,
     maxBytes: number,
-    signal: AbortSignal,
+    exchange: Exchange,
   ): Promise<Attempt> {
     return new Promise((resolve) => {
+      if (isStopped(exchange)) {
+        resolve({ answered: false, error: new Error("stopped"), reusedSocket: false });
+        return;
+      }
       let settled = false;
+      let statusCode = 0;
+      let headers: IncomingHttpHeaders = {};
+      let answered = false;
+      const chunks: Buffer[] = [];
+      let size = 0;
       const settle = (attempt: Attempt) => {
         if (settled) return;
         settled = true;
-        signal.removeEventListener("abort", onAbort);
+        exchange.current = undefined;
         resolve(attempt);
       };
-      let req: http.ClientRequest | undefined;
-      const onAbort = () => {
-        settle({ answered: false, error: signal.reason, reusedSocket: false });
-        req?.destroy();
-      };
-      if (signal.aborted) return onAbort();
-      signal.addEventListener("abort", onAbort, { once: true });
-      const secure = target.url.protocol === "https:";
-      try {
-        req = (secure ? https : http).request({
-          protocol: target.url.protocol,
-          hostname: target.host,
-          port: target.url.port || undefined,
-          path: `${target.url.pathname}${target.url.search}`,
-          method: "POST",
-          headers: withContentLength(headers, body.length),
-          agent: secure ? this.agents.https : this.agents.http,
-          lookup: this.lookup,
-        });
-      } catch (error) {
-        // Invalid header names or values (a customer-supplied API key with a line break).
-        return settle({ answered: false, error, reusedSocket: false });
-      }
-      const sent = req;
-      sent.on("error", (error) => settle({ answered: false, error, reusedSocket: sent.reusedSocket }));
-      sent.on("response", (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const answered = () =>
-          settle({
-            answered: true,
-            statusCode: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks),
-          });
-        res.on("data", (chunk: Buffer) => {
+      const answer = () => settle({ answered: true, statusCode, headers, body: Buffer.concat(chunks, size) });
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(controller) {
+          exchange.current = controller;
+        },
+        onResponseStart(_controller, status, responseHeaders) {
+          if (status < 200) return;
+          statusCode = status;
+          headers = responseHeaders;
+          answered = true;
+        },
+        onResponseData(controller, chunk) {
           const room = maxBytes - size;
           if (room > 0) chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
           size += Math.min(room, chunk.length);
           if (size >= maxBytes) {
-            answered();
-            res.destroy();
+            answer();
+            controller.abort(new Error("answer cut off"));
           }
-        });
-        // A connection lost halfway through the answer still leaves its status: keep what arrived.
-        res.on("end", answered);
-        res.on("close", answered);
-        res.on("error", answered);
-      });
-      sent.end(body);
+        },
+        onResponseEnd() {
+          answer();
+        },
+        onResponseError(_controller, error) {
+          // A connection lost halfway through the answer still leaves its status: keep what arrived
+          // (not when the deadline or the caller ended the exchange).
+          if (answered && !isStopped(exchange)) answer();
+          else settle({ answered: false, error, reusedSocket: wasReused(error) });
+        },
+      };
+      try {
+        this.agent.dispatch(
+          {
+            origin: target.origin,
+            path: target.path,
+            method: "POST",
+            headers: request.headers,
+            body: request.body,
+          },
+          handler,
+        );
+      } catch (error) {
+        // Invalid header names or values (a customer-supplied API key with a line break).
+        settle({ answered: false, error, reusedSocket: false });
+      }
     });
   }
 }
 
-function withContentLength(headers: Record<string, string>, length: number): Record<string, string> {
-  const has = Object.keys(headers).some((name) => name.toLowerCase() === "content-length");
-  return has ? headers : { ...headers, "Content-Length": String(length) };
+/** A destination as sent to: its origin and path worked out once. */
+interface ParsedTarget extends Target {
+  origin: string;
+  path: string;
+}
+
+/** The state of one exchange (its attempts share the deadline and the caller's signal). */
+interface Exchange {
+  timedOut: boolean;
+  aborted: boolean;
+  /** The attempt on the wire, to abort. */
+  current: Dispatcher.DispatchController | undefined;
+}
+
+const isStopped = (exchange: Exchange) => exchange.timedOut || exchange.aborted;
+
+/**
+ * Whether an attempt failed on a connection that had carried an earlier exchange (a keep-alive
+ * connection the receiver closed just as it was reused): undici's socket errors tell what the
+ * connection had read.
+ */
+function wasReused(error: unknown): boolean {
+  const socket = (error as { socket?: { bytesRead?: number } } | null)?.socket;
+  return typeof socket?.bytesRead === "number" && socket.bytesRead > 0;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -235,5 +286,6 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 }
 
 function isReset(err: unknown): boolean {
-  return err instanceof Error && "code" in err && (err.code === "ECONNRESET" || err.code === "EPIPE");
+  if (!(err instanceof Error) || !("code" in err)) return false;
+  return err.code === "ECONNRESET" || err.code === "EPIPE" || err.code === "UND_ERR_SOCKET";
 }

@@ -72,6 +72,9 @@ const REASONS: Record<string, string> = {
   ENETUNREACH: "network unreachable",
   ERR_INVALID_CHAR: "invalid request header",
   ERR_INVALID_HTTP_TOKEN: "invalid request header",
+  // undici's refusal of a request it cannot send: here always a header value (the URL is checked first).
+  UND_ERR_INVALID_ARG: "invalid request header",
+  UND_ERR_SOCKET: "connection closed",
 };
 
 /** A short, customer-safe reason for a failed attempt without an answer. */

@@ -16,7 +16,13 @@ export interface ReceivedDelivery {
 }
 
 /** How the receiver answers a request (the default: 200 `ok`). */
-export type ReceiverAnswer = { status: number; body?: string; headers?: Record<string, string> };
+export type ReceiverAnswer = {
+  status: number;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Answers this many milliseconds after the request arrived. */
+  delayMs?: number;
+};
 
 /**
  * A local webhook receiver: records every request (raw body and headers), answers with the
@@ -43,8 +49,12 @@ export async function startReceiver(): Promise<{
       const rawBody = Buffer.concat(chunks).toString("utf8");
       received.push({ path: req.url ?? "", headers: req.headers, rawBody, event: JSON.parse(rawBody) });
       const answer = answers.shift() ?? { status: 200, body: "ok" };
-      res.writeHead(answer.status, answer.headers ?? {});
-      res.end(answer.body ?? "");
+      const send = () => {
+        res.writeHead(answer.status, answer.headers ?? {});
+        res.end(answer.body ?? "");
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

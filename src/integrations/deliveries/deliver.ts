@@ -1,11 +1,12 @@
-import type { Db, Trx } from "../../db/database.js";
+import type { Trx } from "../../db/database.js";
 import { countFailures, nextAttempt, type DeliverDeps } from "./attempts.js";
 import { sendBatches } from "./batch-delivery.js";
 import {
   CLAIM_SIZE,
-  claimDueDeliveries,
   deactivateSubscription,
   finishUnsent,
+  leaseDeliveries,
+  lockDueDeliveries,
   noteSuccess,
   parkUnlessConnected,
   recordAttempts,
@@ -23,19 +24,24 @@ import { sendToCrm } from "../crm/send.js";
 export const SEND_CONCURRENCY = 16;
 /** How long one claimer job keeps claiming before it hands the rest to a fresh job. */
 const CLAIMER_BUDGET_MS = 30_000;
+/**
+ * How long a claim starts new attempts: what is not started by then is released when the claim
+ * commits, so a slow receiver holds a claim's rows for at most this plus one attempt (8 s).
+ */
+const CLAIM_SEND_BUDGET_MS = 2_000;
 
 /**
  * The `integrations__deliver` task: claims due deliveries (`CLAIM_SIZE` at a time, skipping those
- * other claimers hold), sends them, and records the attempts of each claim in one transaction,
- * until none is due. Retries are due later and wake a claimer then; the minute's sweep
- * (worker.ts) takes what a claimer that died left behind once its lease runs out.
+ * other claimers hold), sends them, and records the attempts of each claim, until none is due.
+ * Retries are due later and wake a claimer then; the minute's sweep (worker.ts) takes what a
+ * wake-up missed, and a batched delivery whose claimer died once its lease runs out.
  */
 export async function deliverDue(deps: DeliverDeps, signal?: AbortSignal): Promise<void> {
   const started = Date.now();
   for (;;) {
-    const claimed = await claimDueDeliveries(deps.db, CLAIM_SIZE);
-    if (claimed.length > 0) await deliverClaimed(deps, claimed);
-    if (claimed.length < CLAIM_SIZE) return;
+    const claim = await deps.db.transaction().execute((trx) => deliverClaim(deps, trx));
+    await afterClaim(deps, claim);
+    if (claim.claimed < CLAIM_SIZE && claim.left === 0) return;
     if (signal?.aborted || Date.now() - started > CLAIMER_BUDGET_MS) {
       await wakeClaimerAt(deps.db, new Date());
       return;
@@ -52,57 +58,106 @@ interface Attempted {
   rateLimited?: boolean;
 }
 
-/** Sends one claim's deliveries, `sendConcurrency` at a time, and records them. */
-async function deliverClaimed(deps: DeliverDeps, claimed: ClaimedDelivery[]): Promise<void> {
-  const attempted: Attempted[] = [];
-  let next = 0;
-  const lanes = Math.min(claimed.length, deps.sendConcurrency ?? SEND_CONCURRENCY);
-  await Promise.all(
-    Array.from({ length: lanes }, async () => {
-      while (next < claimed.length) {
-        const delivery = claimed[next]!;
-        next += 1;
-        const done = await attemptOne(deps, delivery);
-        if (done) attempted.push(done);
-      }
-    }),
-  );
-  if (attempted.length === 0) return;
-  await deps.db.transaction().execute(async (trx) => {
-    await recordAttempts(
-      trx,
-      attempted.map((a) => a.record),
-    );
-    await afterAttempts(trx, attempted);
-    const retries = attempted.flatMap((a) => (a.record.nextAttemptAt ? [a.record.nextAttemptAt] : []));
-    if (retries.length > 0) {
-      await wakeClaimerAt(trx, new Date(Math.min(...retries.map((d) => d.getTime()))));
-    }
-  });
+/** What a claim leaves to do once it has committed. */
+interface Claim {
+  claimed: number;
+  /** Claimed but not attempted (the claim's send budget ran out, or to park): due again at once. */
+  left: number;
+  attempted: Attempted[];
+  /** Deliveries of integrations that were not connected, by integration: parked after the claim. */
+  toPark: Map<number, number[]>;
+  /** Batched `export.leads` deliveries, leased: sent batch by batch after the claim. */
+  batched: ClaimedDelivery[];
 }
 
 /**
- * Sends one claimed delivery. Answers its attempt to record with the claim, or undefined when it
- * was finished or parked on its own (no subscription, integration not connected, a batched
- * `export.leads` delivery, which records each batch as it goes).
+ * One claim, in the claimer's transaction: the due deliveries stay locked while they are sent,
+ * and the attempts are recorded before it commits (one row update per delivery). The claim writes
+ * only its own deliveries' rows (and the wake-up jobs of its retries): whatever an API request may
+ * hold meanwhile (an integration being changed or deleted) is touched after it commits, so the two
+ * never wait on each other in a circle.
  */
-async function attemptOne(deps: DeliverDeps, delivery: ClaimedDelivery): Promise<Attempted | undefined> {
+async function deliverClaim(deps: DeliverDeps, trx: Trx): Promise<Claim> {
+  const claimed = await lockDueDeliveries(trx, CLAIM_SIZE);
+  const claim: Claim = { claimed: claimed.length, left: 0, attempted: [], toPark: new Map(), batched: [] };
+  const toSend: ClaimedDelivery[] = [];
+  for (const delivery of claimed) {
+    const { integration } = delivery;
+    if (delivery.subscriptionActive !== true) {
+      await finishWithoutSubscription(trx, delivery);
+    } else if (integration.status !== "connected") {
+      const ids = claim.toPark.get(integration.id) ?? [];
+      ids.push(delivery.id);
+      claim.toPark.set(integration.id, ids);
+    } else if (!isCrmProvider(integration.provider) && delivery.eventType === "export.leads") {
+      claim.batched.push(delivery);
+    } else {
+      toSend.push(delivery);
+    }
+  }
+  await leaseDeliveries(
+    trx,
+    claim.batched.map((d) => d.id),
+  );
+  claim.attempted = await attemptAll(deps, toSend);
+  claim.left = toSend.length - claim.attempted.length;
+  if (claim.attempted.length === 0) return claim;
+  await recordAttempts(
+    trx,
+    claim.attempted.map((a) => a.record),
+  );
+  const retries = claim.attempted.flatMap((a) => (a.record.nextAttemptAt ? [a.record.nextAttemptAt] : []));
+  if (retries.length > 0) {
+    await wakeClaimerAt(trx, new Date(Math.min(...retries.map((d) => d.getTime()))));
+  }
+  return claim;
+}
+
+/**
+ * Sends deliveries, `sendConcurrency` at a time, starting none once the claim's send budget has
+ * run out. Answers the attempts made, in the order they ended.
+ */
+async function attemptAll(deps: DeliverDeps, deliveries: readonly ClaimedDelivery[]): Promise<Attempted[]> {
+  const attempted: Attempted[] = [];
+  const until = Date.now() + CLAIM_SEND_BUDGET_MS;
+  let next = 0;
+  const lanes = Math.min(deliveries.length, deps.sendConcurrency ?? SEND_CONCURRENCY);
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < deliveries.length && Date.now() < until) {
+        const delivery = deliveries[next]!;
+        next += 1;
+        attempted.push(await attemptOne(deps, delivery));
+      }
+    }),
+  );
+  return attempted;
+}
+
+/**
+ * After a claim commits: the integrations' bookkeeping of its attempts, the parking of deliveries
+ * of integrations that are not connected, and the batched deliveries it leased.
+ */
+async function afterClaim(deps: DeliverDeps, claim: Claim): Promise<void> {
+  if (claim.attempted.some((a) => !a.outcome.ok)) {
+    await deps.db.transaction().execute((trx) => afterAttempts(trx, claim.attempted));
+  } else {
+    // Only successes: one statement per integration, no transaction needed.
+    const integrations = new Set(claim.attempted.map((a) => a.delivery.integration.id));
+    for (const id of [...integrations].sort((a, b) => a - b)) await noteSuccess(deps.db, id, false);
+  }
+  for (const [integrationId, ids] of claim.toPark) {
+    const parked = await deps.db.transaction().execute((trx) => parkUnlessConnected(trx, integrationId, ids));
+    // Connected again meanwhile: the rest are due and sent by the next claim.
+    if (parked < ids.length) claim.left += ids.length - parked;
+  }
+  for (const delivery of claim.batched) await sendBatches(deps, delivery);
+}
+
+/** Sends one claimed delivery (to a webhook, or to a CRM through its adapter). */
+async function attemptOne(deps: DeliverDeps, delivery: ClaimedDelivery): Promise<Attempted> {
   const { integration } = delivery;
-  if (delivery.subscriptionActive !== true) {
-    await finishWithoutSubscription(deps.db, delivery);
-    return undefined;
-  }
-  if (integration.status !== "connected") {
-    const parked = await deps.db
-      .transaction()
-      .execute((trx) => parkUnlessConnected(trx, delivery.id, integration.id));
-    if (parked) return undefined;
-  }
   if (isCrmProvider(integration.provider)) return attemptCrm(deps, delivery);
-  if (delivery.eventType === "export.leads") {
-    await sendBatches(deps, delivery);
-    return undefined;
-  }
   const body = envelopeJson(
     integration,
     { id: delivery.eventId, type: delivery.eventType, occurredAt: delivery.occurredAt },
@@ -164,9 +219,10 @@ async function attemptCrm(deps: DeliverDeps, delivery: ClaimedDelivery): Promise
 }
 
 /**
- * The bookkeeping of a claim's attempts, per integration in the order they ended: a success
- * resets the failure count, the failures after the last success count in a row (the fifth moves
- * the integration to `needs_attention`), and a 410 turns its subscription off.
+ * The bookkeeping of a claim's attempts, per integration (in id order, so two claimers lock
+ * integrations in the same order) and in the order its attempts ended: a success resets the failure
+ * count, the failures after the last success count in a row (the fifth moves the integration to
+ * `needs_attention`), and a 410 turns its subscription off.
  */
 async function afterAttempts(trx: Trx, attempted: readonly Attempted[]): Promise<void> {
   const byIntegration = new Map<number, Attempted[]>();
@@ -176,7 +232,7 @@ async function afterAttempts(trx: Trx, attempted: readonly Attempted[]): Promise
     list.push(a);
     byIntegration.set(a.delivery.integration.id, list);
   }
-  for (const [integrationId, list] of byIntegration) {
+  for (const [integrationId, list] of [...byIntegration].sort(([a], [b]) => a - b)) {
     const lastSuccess = list.findLastIndex((a) => a.outcome.ok);
     if (lastSuccess >= 0) await noteSuccess(trx, integrationId, false);
     const trailingFailures = list.length - 1 - lastSuccess;
@@ -190,15 +246,15 @@ async function afterAttempts(trx: Trx, attempted: readonly Attempted[]): Promise
 }
 
 /** A delivery whose subscription was removed or turned off is not sent. */
-async function finishWithoutSubscription(db: Db, delivery: ClaimedDelivery): Promise<void> {
+async function finishWithoutSubscription(trx: Trx, delivery: ClaimedDelivery): Promise<void> {
   const message = "The subscription was removed or deactivated before the event was sent.";
   const summary = delivery.batchSummary;
   if (!summary) {
-    await finishUnsent(db, delivery.id, "failed", message);
+    await finishUnsent(trx, delivery.id, "failed", message);
     return;
   }
   const status = summary.batchesSent === 0 ? "not_sent" : "stopped";
-  await finishUnsent(db, delivery.id, status, message, {
+  await finishUnsent(trx, delivery.id, status, message, {
     ...summary,
     batchesFailed: summary.batchCount - summary.batchesSent,
   });

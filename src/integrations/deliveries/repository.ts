@@ -142,12 +142,12 @@ export interface NewDelivery {
   batchSummary?: StoredBatchSummary | null;
 }
 
-/** Deliveries one claim takes (`claimDueDeliveries`). */
-export const CLAIM_SIZE = 200;
+/** Deliveries one claim takes (`lockDueDeliveries`). */
+export const CLAIM_SIZE = 500;
 /**
- * How long a claimed delivery is held by its claimer: its sends (at most `CLAIM_SIZE`, 8 s each
- * at worst, `DELIVERY_CONCURRENCY` at a time) end well within it. A claimer that dies leaves its
- * deliveries to be claimed again when it runs out (docs/events.md "The delivery queue").
+ * How long a batched delivery is held by its claimer between two batches (each batch is sent
+ * within 8 s). A claimer that dies leaves it to be claimed again when the lease runs out
+ * (docs/events.md "The delivery queue").
  */
 export const CLAIM_LEASE_SECONDS = 300;
 /** Claimer jobs queued for a burst of new deliveries, at most. */
@@ -264,25 +264,20 @@ interface ClaimedRow {
 }
 
 /**
- * Claims up to `limit` due deliveries, oldest due first, in one statement: each gets a lease
- * (`next_attempt_at` moves `CLAIM_LEASE_SECONDS` ahead) and is skipped by every other claimer
- * until its attempt is recorded or the lease runs out.
+ * Claims up to `limit` due deliveries, oldest due first, in the claimer's transaction: their rows
+ * stay locked (`for update skip locked`) until it commits, so every other claimer skips them
+ * meanwhile, and a claimer that dies releases them at once. Nothing is written to claim them.
  */
-export async function claimDueDeliveries(db: DbOrTrx, limit: number): Promise<ClaimedDelivery[]> {
+export async function lockDueDeliveries(trx: Trx, limit: number): Promise<ClaimedDelivery[]> {
   const { rows } = await sql<ClaimedRow>`
-    with due as (
-      select id from integration_deliveries
+    with claimed as (
+      select id, integration_id, subscription_id, event_id, event_type, occurred_at, target_url,
+        data::text as data_json, status, attempt_count, batch_summary
+      from integration_deliveries
       where next_attempt_at <= now()
       order by next_attempt_at
       limit ${limit}
       for update skip locked
-    ),
-    claimed as (
-      update integration_deliveries d
-      set next_attempt_at = now() + make_interval(secs => ${CLAIM_LEASE_SECONDS})
-      from due where d.id = due.id
-      returning d.id, d.integration_id, d.subscription_id, d.event_id, d.event_type, d.occurred_at,
-        d.target_url, d.data::text as data_json, d.status, d.attempt_count, d.batch_summary
     )
     select c.*, i.account_id, i.provider, i.status as integration_status,
       i.target_url as integration_target_url, i.signing_secret, i.api_key, i.api_key_destinations,
@@ -290,7 +285,7 @@ export async function claimDueDeliveries(db: DbOrTrx, limit: number): Promise<Cl
     from claimed c
     join integrations i on i.id = c.integration_id
     left join integration_subscriptions s on s.id = c.subscription_id
-    order by c.id`.execute(db);
+    order by c.id`.execute(trx);
   return rows.map((row) => ({
     id: row.id,
     subscriptionId: row.subscription_id,
@@ -314,6 +309,18 @@ export async function claimDueDeliveries(db: DbOrTrx, limit: number): Promise<Cl
     }),
     subscriptionActive: row.subscription_id === null ? null : (row.subscription_active ?? false),
   }));
+}
+
+/**
+ * Gives claimed deliveries a lease (`next_attempt_at` moves `CLAIM_LEASE_SECONDS` ahead): for
+ * the batched ones, sent batch by batch in transactions of their own after the claim commits.
+ */
+export async function leaseDeliveries(trx: Trx, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    update integration_deliveries
+    set next_attempt_at = now() + make_interval(secs => ${CLAIM_LEASE_SECONDS})
+    where id = any(${[...ids]}::integer[])`.execute(trx);
 }
 
 /** When the earliest waiting delivery is due (null: none waits). */
@@ -416,29 +423,31 @@ export async function finishUnsent(
 }
 
 /**
- * Parks a delivery while its integration is not connected; the integration's trigger queues it
- * again when it is (migration 0900). The integration row is read `for share`, so a concurrent
- * re-connection either commits first (nothing is parked: answers false, send now) or waits for
- * the park and then finds the delivery.
+ * Parks due deliveries of an integration while it is not connected; the integration's trigger
+ * queues them again when it is (migration 0900). The integration row is read `for share`, so a
+ * concurrent re-connection either commits first (nothing is parked: answers 0, they are sent) or
+ * waits for the park and then finds them. Deliveries another claimer holds now are left to it.
  */
 export async function parkUnlessConnected(
   trx: Trx,
-  deliveryId: number,
   integrationId: number,
-): Promise<boolean> {
+  deliveryIds: readonly number[],
+): Promise<number> {
   const row = await trx
     .selectFrom("integrations")
     .select("status")
     .where("id", "=", integrationId)
     .forShare()
     .executeTakeFirst();
-  if (!row || row.status === "connected") return false;
-  await trx
-    .updateTable("integration_deliveries")
-    .set({ parked: true, next_attempt_at: null })
-    .where("id", "=", deliveryId)
-    .execute();
-  return true;
+  if (!row || row.status === "connected") return 0;
+  const { numAffectedRows } = await sql`
+    update integration_deliveries set parked = true, next_attempt_at = null
+    where id in (
+      select id from integration_deliveries
+      where id = any(${[...deliveryIds]}::integer[]) and integration_id = ${integrationId}
+        and next_attempt_at is not null
+      for update skip locked)`.execute(trx);
+  return Number(numAffectedRows ?? 0);
 }
 
 /** A success resets the failure count; a `needs_attention` integration is connected again. */
