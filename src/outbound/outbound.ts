@@ -175,7 +175,7 @@ export class Outbound {
 
   /** Closes the keep-alive connections (at shutdown; requests in flight are cut). */
   close(): void {
-    void this.agent.destroy();
+    this.agent.destroy().catch(() => undefined);
   }
 
   /**
