@@ -120,18 +120,38 @@ async function deliverClaim(deps: DeliverDeps, trx: Trx): Promise<Claim> {
 async function attemptAll(deps: DeliverDeps, deliveries: readonly ClaimedDelivery[]): Promise<Attempted[]> {
   const attempted: Attempted[] = [];
   const until = Date.now() + CLAIM_SEND_BUDGET_MS;
+  await inLanes(
+    deps,
+    deliveries,
+    async (delivery) => {
+      attempted.push(await attemptOne(deps, delivery));
+    },
+    until,
+  );
+  return attempted;
+}
+
+/**
+ * Runs `each` over `items` in order, `sendConcurrency` at a time; none is started after `until`
+ * (a time in ms) when given.
+ */
+async function inLanes<T>(
+  deps: DeliverDeps,
+  items: readonly T[],
+  each: (item: T) => Promise<void>,
+  until = Infinity,
+): Promise<void> {
   let next = 0;
-  const lanes = Math.min(deliveries.length, deps.sendConcurrency ?? SEND_CONCURRENCY);
+  const lanes = Math.min(items.length, deps.sendConcurrency ?? SEND_CONCURRENCY);
   await Promise.all(
     Array.from({ length: lanes }, async () => {
-      while (next < deliveries.length && Date.now() < until) {
-        const delivery = deliveries[next]!;
+      while (next < items.length && Date.now() < until) {
+        const item = items[next]!;
         next += 1;
-        attempted.push(await attemptOne(deps, delivery));
+        await each(item);
       }
     }),
   );
-  return attempted;
 }
 
 /**
@@ -151,7 +171,8 @@ async function afterClaim(deps: DeliverDeps, claim: Claim): Promise<void> {
     // Connected again meanwhile: the rest are due and sent by the next claim.
     if (parked < ids.length) claim.left += ids.length - parked;
   }
-  for (const delivery of claim.batched) await sendBatches(deps, delivery);
+  // As many at a time as a claim's attempts, well within their leases.
+  await inLanes(deps, claim.batched, (delivery) => sendBatches(deps, delivery));
 }
 
 /** Sends one claimed delivery (to a webhook, or to a CRM through its adapter). */
