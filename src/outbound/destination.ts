@@ -1,6 +1,7 @@
 import { promises as dns } from "node:dns";
 import type { LookupAddress, LookupOptions } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
+import { Agent } from "undici";
 import { isRefusedAddress } from "./addresses.js";
 
 /** All addresses of a host name (tests pass a stub to play DNS rebinding). */
@@ -144,6 +145,31 @@ export function guardedLookup(policy: OutboundPolicy): LookupFunction {
         },
       );
   };
+}
+
+/**
+ * How long an idle keep-alive connection is kept: below the 5 s idle timeout of common servers
+ * (Node's own included), so a reused connection is rarely one the other side is just closing. A
+ * server's `Keep-Alive: timeout=N` may shorten it, never lengthen it.
+ */
+const IDLE_SOCKET_MS = 4_000;
+
+/**
+ * A keep-alive undici agent whose connections go through the guard's `lookup` (webhook POSTs and
+ * page reads each have one per `Outbound`), `connections` per origin at most.
+ */
+export function guardedAgent(
+  policy: OutboundPolicy,
+  connections: number,
+  options: Omit<Agent.Options, "connect" | "connections"> = {},
+): Agent {
+  return new Agent({
+    connections,
+    keepAliveTimeout: IDLE_SOCKET_MS,
+    keepAliveMaxTimeout: IDLE_SOCKET_MS,
+    ...options,
+    connect: { lookup: guardedLookup(policy) },
+  });
 }
 
 function familyNumber(family: LookupOptions["family"]): number {

@@ -1,10 +1,9 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { LookupFunction } from "node:net";
 import { performance } from "node:perf_hooks";
-import { Agent, type Dispatcher } from "undici";
+import type { Agent, Dispatcher } from "undici";
 import {
   checkLiteral,
-  guardedLookup,
+  guardedAgent,
   parseTarget,
   resolveAllowed,
   systemResolver,
@@ -21,12 +20,6 @@ export { describeFailure, type PostResult } from "./result.js";
 const DEFAULT_TIMEOUT_MS = 8_000;
 const DEFAULT_MAX_RESPONSE_CHARS = 1_000;
 const DEFAULT_MAX_SOCKETS = 64;
-/**
- * How long an idle keep-alive connection is kept: below the 5 s idle timeout of common servers
- * (Node's own included), so a reused connection is rarely one the receiver is just closing. A
- * receiver's `Keep-Alive: timeout=N` shortens it further.
- */
-const IDLE_SOCKET_MS = 4_000;
 /** Parsed destination URLs kept per instance (all are dropped when it is full). */
 const PARSED_TARGETS_KEPT = 1_000;
 
@@ -54,12 +47,12 @@ type Attempt =
  * enrichments and website reads), so the outbound guard and `OUTBOUND_ALLOW_PRIVATE` apply to all
  * of them alike. Private, loopback, link-local, CGNAT and metadata addresses are refused at the
  * moment of connecting, after resolution, through a `lookup` hook (see `guardedLookup`). Redirects
- * are never followed: a receiver cannot bounce a request to an internal address. Keep-alive agents
- * of its own let a burst of deliveries to one receiver reuse connections.
+ * are never followed: a receiver cannot bounce a request to an internal address. A keep-alive
+ * undici agent of its own (`guardedAgent`) lets a burst of deliveries to one receiver reuse
+ * connections.
  */
 export class Outbound {
   private readonly resolve: Resolver;
-  private readonly lookup: LookupFunction;
   private readonly agent: Agent;
   /** URLs parsed lately: a burst of deliveries goes to few destinations. */
   private readonly targets = new Map<string, ParsedTarget>();
@@ -70,16 +63,10 @@ export class Outbound {
     options: { maxSockets?: number } = {},
   ) {
     this.resolve = policy.resolve ?? systemResolver;
-    this.lookup = guardedLookup(policy);
-    this.agent = new Agent({
-      connections: options.maxSockets ?? DEFAULT_MAX_SOCKETS,
-      keepAliveTimeout: IDLE_SOCKET_MS,
-      // A receiver's `Keep-Alive: timeout=N` may shorten the idle time, never lengthen it.
-      keepAliveMaxTimeout: IDLE_SOCKET_MS,
-      // The exchange's own deadline (`timeoutMs`) bounds every phase.
+    // The exchange's own deadline (`timeoutMs`) bounds every phase.
+    this.agent = guardedAgent(policy, options.maxSockets ?? DEFAULT_MAX_SOCKETS, {
       headersTimeout: 0,
       bodyTimeout: 0,
-      connect: { lookup: this.lookup },
     });
   }
 

@@ -1,6 +1,6 @@
-import { Agent, request, type Dispatcher } from "undici";
+import { request, type Agent, type Dispatcher } from "undici";
 import { isRefusedAddress } from "./addresses.js";
-import { guardedLookup, OutboundRefusedError, parseTarget, type Target } from "./destination.js";
+import { guardedAgent, OutboundRefusedError, parseTarget, type Target } from "./destination.js";
 import type { Outbound } from "./outbound.js";
 import { failureReason } from "./result.js";
 
@@ -57,12 +57,7 @@ const agents = new WeakMap<Outbound, Agent>();
 function agentOf(outbound: Outbound): Agent {
   let agent = agents.get(outbound);
   if (!agent) {
-    agent = new Agent({
-      connect: { lookup: guardedLookup(outbound.policy) },
-      keepAliveTimeout: 4_000,
-      keepAliveMaxTimeout: 4_000,
-      connections: 8,
-    });
+    agent = guardedAgent(outbound.policy, 8);
     agents.set(outbound, agent);
   }
   return agent;

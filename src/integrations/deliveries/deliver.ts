@@ -159,12 +159,8 @@ async function inLanes<T>(
  * of integrations that are not connected, and the batched deliveries it leased.
  */
 async function afterClaim(deps: DeliverDeps, claim: Claim): Promise<void> {
-  if (claim.attempted.some((a) => !a.outcome.ok)) {
+  if (claim.attempted.length > 0) {
     await deps.db.transaction().execute((trx) => afterAttempts(trx, claim.attempted));
-  } else {
-    // Only successes: one statement per integration, no transaction needed.
-    const integrations = new Set(claim.attempted.map((a) => a.delivery.integration.id));
-    for (const id of [...integrations].sort((a, b) => a - b)) await noteSuccess(deps.db, id, false);
   }
   for (const [integrationId, ids] of claim.toPark) {
     const parked = await deps.db.transaction().execute((trx) => parkUnlessConnected(trx, integrationId, ids));
