@@ -16,6 +16,7 @@ const SHOWN = {
   work_mem: "65536",
   parallel_setup_cost: "10",
   parallel_tuple_cost: "0.001",
+  parallel_leader_participation: "off",
   enable_material: "off",
   statement_timeout: "60000",
 };

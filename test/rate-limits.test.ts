@@ -62,6 +62,32 @@ describe("rate limits", () => {
     expect(account.first_name).toBeNull();
   });
 
+  it("answers 429 first when the request is refused and also invalid (the count is waited for before any answer)", async () => {
+    const { auth, accountId } = await buildAccount(t.ctx.db);
+    const keyId = (
+      await t.ctx.db
+        .selectFrom("api_keys")
+        .select("id")
+        .where("account_id", "=", accountId)
+        .executeTakeFirstOrThrow()
+    ).id;
+    // Not refused yet: the invalid input gets its 400, with the count's headers.
+    const invalid = await t.request().get("/api/v1/leads").query({ limit: "0" }).set(auth).expect(400);
+    expect(invalid.headers["x-ratelimit-limit"]).toBeDefined();
+    await exhaust(LIMITS.general, `k${keyId}`, 600);
+    const refused = await t.request().get("/api/v1/leads").query({ limit: "0" }).set(auth).expect(429);
+    expect(refused.body.error).toBe("Rate limit exceeded");
+    expect(refused.headers["x-ratelimit-remaining"]).toBe("0");
+    const malformed = await t
+      .request()
+      .patch("/api/v1/me")
+      .set(auth)
+      .set("Content-Type", "application/json")
+      .send("{not json")
+      .expect(429);
+    expect(malformed.headers["retry-after"]).toBeDefined();
+  });
+
   it("applies the most specific limit of each operation", () => {
     expect(limitsFor("getProfile", true)).toEqual([LIMITS.general]);
     expect(limitsFor("exportLeads", true)).toEqual([LIMITS.general, LIMITS.export]);

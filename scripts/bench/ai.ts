@@ -10,7 +10,7 @@ import { generateLeads } from "../../src/leads/import/generate.js";
 import { STATES } from "../../src/leads/import/generate-data.js";
 import { importLeadRecords } from "../../src/leads/import/importer.js";
 import { parseSearchFilters } from "../../src/leads/search/filters.js";
-import { searchPageQuery } from "../../src/leads/search/query.js";
+import { searchPageJsonQuery } from "../../src/leads/search/query.js";
 
 const LEADS = Number(process.env.BENCH_AI_LEADS ?? 300_000);
 /** Different searches, repeated through each phase (idle, during classification, idle again). */
@@ -127,7 +127,7 @@ export async function benchAi(databaseUrl: string): Promise<Record<string, unkno
   });
   const queries = searchQueries(SEARCHES, SEED);
   const compiled = queries.map((query) =>
-    searchPageQuery(parseSearchFilters(query, "query"), { accountId, cap: 1_000_000 }).compile(db),
+    searchPageJsonQuery(parseSearchFilters(query, "query"), { accountId, cap: 1_000_000 }).compile(db),
   );
   /** Runs the searches one after the other, round and round, for `seconds`. */
   const runSearches = async (seconds: number): Promise<number[]> => {

@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/embedded.js";
-import { searchPageQuery, searchTableServes } from "../../src/leads/search/query.js";
+import { searchPageJsonQuery, searchTableServes } from "../../src/leads/search/query.js";
 import { createSearchDatabase } from "../../src/leads/search/settings.js";
 import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
 
@@ -304,8 +304,9 @@ async function benchSearchOn(databaseUrl: string): Promise<Record<string, unknow
 
   const directSql = async (query: string, useSearchTable: boolean) => {
     const filters = parseSearchFilters(query, "query");
-    const compiled = searchPageQuery(filters, { accountId, cap, useSearchTable }).compile(db);
-    // On a search pool like the service's (its sessions carry the search's settings).
+    // The statement `GET /leads` runs (its leads as JSON text), on a search pool like the service's
+    // (its sessions carry the search's settings).
+    const compiled = searchPageJsonQuery(filters, { accountId, cap, useSearchTable }).compile(db);
     const started = performance.now();
     const result = await searchDb.executeQuery(compiled);
     const ms = performance.now() - started;

@@ -8,7 +8,7 @@ import { contractViolations, type ContractViolation } from "../http/contract-vio
 import { dispatchOperations, refuseNotBuilt } from "../http/dispatch.js";
 import { errorHandler } from "../http/error-handler.js";
 import { normalizeFreeTextQuery } from "../http/query-encoding.js";
-import { keepRawBody, markArrival, matchedOf, matchOperation } from "../http/request-state.js";
+import { keepRawBody, markArrival, matchedOf, matchOperation, passGate } from "../http/request-state.js";
 import { loadSpec } from "../http/spec.js";
 import { contractValidator } from "../http/validator.js";
 import type { OpenApiDocument } from "../mcp/input-schema.js";
@@ -98,7 +98,8 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
   // which the validator refuses (see the function).
   app.use(normalizeFreeTextQuery);
   app.use(contractValidator(spec.document, ctx.logger, reportViolation));
-  app.use(dispatchOperations(handlers));
+  app.use(passGate);
+  app.use(dispatchOperations(handlers, { answersChecked: reportViolation !== undefined }));
   app.use(errorHandler(ctx.logger, reportViolation));
   return app;
 }

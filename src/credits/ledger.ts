@@ -1,5 +1,5 @@
 import { sql, type Expression } from "kysely";
-import type { DbOrTrx, Trx } from "../db/database.js";
+import { executePrepared, type DbOrTrx, type Trx } from "../db/database.js";
 
 /** Credits are stored in tenths (a live-fetched enrichment URL costs 0.1 credit). */
 export const TENTHS = 10;
@@ -132,7 +132,7 @@ export async function lockAccountCredits(
   accountId: number,
   options: { thenWaitUnbounded?: boolean } = {},
 ): Promise<{ periodStart: Date; lowBalanceNotified: boolean }> {
-  const row = await trx
+  const lock = trx
     .with("locked", (db) =>
       db
         .selectFrom("accounts")
@@ -145,8 +145,9 @@ export async function lockAccountCredits(
     // Evaluated on the locked row, so only once the lock is held (a wait still has the timeout).
     .$if(options.thenWaitUnbounded === true, (q) =>
       q.select(sql<string>`set_config('lock_timeout', '0', true)`.as("lock_timeout")),
-    )
-    .executeTakeFirstOrThrow();
+    );
+  const row = (await executePrepared(trx, lock.compile())).rows[0];
+  if (!row) throw new Error(`account ${accountId} not found`);
   return { periodStart: row.period_start, lowBalanceNotified: row.low_balance_notified };
 }
 
@@ -155,40 +156,72 @@ export async function lockAccountCredits(
  * then permanent, then the overage allowance (usage past the credits, collected later in money
  * by src/billing). Returns the balance after the charge, or null, writing nothing, when the
  * balance cannot pay.
+ *
+ * One statement: the balance (as toBalance reads the sums: a negative bucket counts as empty),
+ * the split over the buckets, the rows, and the sums after them. It runs after the credit lock,
+ * so its snapshot holds every charge committed before this one.
  */
 export async function chargeCredits(
   trx: Trx,
   charge: { accountId: number; periodStart: Date; tenths: number; reason: string; reference?: string },
 ): Promise<Balance | null> {
-  const balance = await readBalance(trx, charge.accountId, charge.periodStart);
-  if (charge.tenths <= 0) return balance;
-  if (spendableTenths(balance) < charge.tenths) return null;
-  const fromMonthly = Math.min(balance.monthlyRemainingTenths, charge.tenths);
-  const fromPermanent = Math.min(balance.permanentTenths, charge.tenths - fromMonthly);
-  const fromOverage = charge.tenths - fromMonthly - fromPermanent;
-  const rows = [
-    { bucket: "monthly" as const, tenths: fromMonthly },
-    { bucket: "permanent" as const, tenths: fromPermanent },
-    { bucket: "overage" as const, tenths: fromOverage },
-  ].filter((r) => r.tenths > 0);
-  // The rows and the balance after them in one statement: the sums run over the ledger as this
-  // statement found it plus the rows it wrote (which its own snapshot does not show).
-  const sums = await trx
+  if (charge.tenths <= 0) return readBalance(trx, charge.accountId, charge.periodStart);
+  const tenths = sql<number>`cast(${charge.tenths} as bigint)`;
+  const statement = trx
+    .with("available", (db) =>
+      db
+        .selectFrom("credit_ledger")
+        .where("account_id", "=", charge.accountId)
+        .select([
+          sql<number>`greatest(coalesce(sum(amount_tenths) filter (where bucket = 'monthly'), 0), 0)`.as(
+            "monthly",
+          ),
+          sql<number>`greatest(coalesce(sum(amount_tenths) filter (where bucket = 'permanent'), 0), 0)`.as(
+            "permanent",
+          ),
+          sql<number>`greatest(coalesce(sum(amount_tenths) filter (where bucket = 'overage'), 0), 0)`.as(
+            "overage",
+          ),
+        ]),
+    )
+    // What each bucket pays: monthly first, then permanent, the rest from the overage allowance;
+    // no row at all when the three cannot pay together.
+    .with(
+      "split",
+      () =>
+        sql`(
+        select v.bucket, v.tenths
+        from available a
+        cross join lateral (select least(a.monthly, ${tenths}) as from_monthly) m
+        cross join lateral (select least(a.permanent, ${tenths} - m.from_monthly) as from_permanent) p
+        cross join lateral (values
+          ('monthly', m.from_monthly),
+          ('permanent', p.from_permanent),
+          ('overage', ${tenths} - m.from_monthly - p.from_permanent)
+        ) as v(bucket, tenths)
+        where a.monthly + a.permanent + a.overage >= ${tenths} and v.tenths > 0
+      )`,
+    )
     .with("charged", (db) =>
       db
         .insertInto("credit_ledger")
-        .values(
-          rows.map((r) => ({
-            account_id: charge.accountId,
-            bucket: r.bucket,
-            kind: "charge" as const,
-            amount_tenths: -r.tenths,
-            reason: charge.reason,
-            reference: charge.reference ?? null,
-          })),
+        .columns(["account_id", "bucket", "kind", "amount_tenths", "reason", "reference"])
+        .expression(
+          db
+            .selectFrom(sql<{ bucket: string; tenths: number }>`split`.as("split"))
+            .select([
+              sql<number>`cast(${charge.accountId} as integer)`.as("account_id"),
+              sql<string>`split.bucket`.as("bucket"),
+              sql<string>`'charge'`.as("kind"),
+              sql<number>`-split.tenths`.as("amount_tenths"),
+              sql<string>`cast(${charge.reason} as text)`.as("reason"),
+              sql<string | null>`cast(${charge.reference ?? null} as text)`.as("reference"),
+            ]),
         )
         .returning(LEDGER_SUM_COLUMNS),
     )
+    // The sums after the charge: the ledger as this statement found it plus the rows it wrote
+    // (which its own snapshot does not show).
     .selectFrom((db) =>
       db
         .selectFrom("credit_ledger")
@@ -197,9 +230,9 @@ export async function chargeCredits(
         .unionAll(db.selectFrom("charged").select(LEDGER_SUM_COLUMNS))
         .as("credit_ledger"),
     )
-    .select(ledgerSums(charge.periodStart))
-    .executeTakeFirstOrThrow();
-  return toBalance(sums);
+    .select([...ledgerSums(charge.periodStart), sql<number>`(select count(*) from charged)`.as("written")]);
+  const row = (await executePrepared(trx, statement.compile())).rows[0]!;
+  return Number(row.written) === 0 ? null : toBalance(row);
 }
 
 /** The columns the ledger sums read (ledgerSums). */

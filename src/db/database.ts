@@ -1,4 +1,13 @@
-import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder, type Transaction } from "kysely";
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  sql,
+  type CompiledQuery,
+  type QueryResult,
+  type RawBuilder,
+  type Transaction,
+} from "kysely";
 import pg from "pg";
 import { to as copyTo } from "pg-copy-streams";
 import { migrations } from "./migrations/index.js";
@@ -27,6 +36,14 @@ export function prepared<Q extends { sql: string }>(query: Q): Q {
     preparedStatements.set(query.sql, `svc_${preparedStatements.size + 1}`);
   }
   return query;
+}
+
+/**
+ * Runs a compiled query as a named prepared statement (see `prepared`): for hot statements whose
+ * SQL text is the same on every call (only parameters change), built by Kysely each time.
+ */
+export async function executePrepared<R>(db: DbOrTrx, query: CompiledQuery<R>): Promise<QueryResult<R>> {
+  return db.executeQuery(prepared(query));
 }
 
 /** The start of a SQL text whose rows come back as arrays of unparsed text (see textRows). */

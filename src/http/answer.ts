@@ -1,6 +1,7 @@
 import type { Response } from "express";
 import { pipeline } from "node:stream/promises";
 import type { SerialisedJson, ServedFile } from "./contract.js";
+import { serialiseAnswer } from "./json-text.js";
 
 /** An answer as written: a status, headers, and a JSON body or a file. */
 export type WritableAnswer =
@@ -32,13 +33,25 @@ function setHeaders(res: Response, status: number, headers: Headers): void {
   }
 }
 
-/** Writes a JSON answer: its status, headers and body. */
+/**
+ * Writes a JSON answer: its status, headers and body, with any JsonText in the body written as its
+ * text (serialiseAnswer). With `checked` (the contract validator checks answers, in tests) the body
+ * goes through `res.json`, which the validator watches: a spliced body is given to it parsed.
+ */
 export function writeJsonAnswer(
   res: Response,
   answer: { status: number; headers?: Headers; body: unknown },
+  checked = false,
 ): void {
   setHeaders(res, answer.status, answer.headers);
-  res.json(answer.body);
+  const { text, spliced } = serialiseAnswer(answer.body);
+  if (checked) {
+    res.json(spliced ? JSON.parse(text) : answer.body);
+    return;
+  }
+  // What res.json would send: the same type, charset and length.
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.send(text);
 }
 
 /**

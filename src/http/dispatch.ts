@@ -200,9 +200,14 @@ export function refuseNotBuilt(handlers: OperationHandlers): RequestHandler {
 /**
  * The end of the middleware chain: calls the registered handler of the request's contract
  * operation with its typed request and writes the answer it returns. Runs after the contract
- * validator, so the request already matches `openapi.yaml`.
+ * validator, so the request already matches `openapi.yaml`. `answersChecked`: the validator checks
+ * answers too (tests), so JSON answers go through what it watches (writeJsonAnswer).
  */
-export function dispatchOperations(handlers: OperationHandlers): RequestHandler {
+export function dispatchOperations(
+  handlers: OperationHandlers,
+  options: { answersChecked?: boolean } = {},
+): RequestHandler {
+  const checked = options.answersChecked === true;
   return async (req, res) => {
     const matched = matchedOf(res);
     const handler = handlerOf(handlers, res);
@@ -211,6 +216,6 @@ export function dispatchOperations(handlers: OperationHandlers): RequestHandler 
     const answer = (await handler(request)) as WritableAnswer;
     if ("file" in answer) await writeFileAnswer(res, answer);
     else if ("json" in answer) await writeSerialisedJsonAnswer(res, answer);
-    else writeJsonAnswer(res, answer);
+    else writeJsonAnswer(res, answer, checked);
   };
 }

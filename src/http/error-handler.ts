@@ -2,7 +2,7 @@ import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import type { ContractViolation } from "./contract-violations.js";
 import { ApiError, describeDetails, invalidInput, type ErrorDetail } from "./errors.js";
-import { matchedOf } from "./request-state.js";
+import { gateError, matchedOf } from "./request-state.js";
 import type { SpecOperation } from "./spec.js";
 
 interface ValidatorErrorItem {
@@ -69,6 +69,20 @@ function declared(operation: SpecOperation, error: ApiError): boolean {
  * logged as a contract violation (and passed to `reportViolation`, which tests use to fail).
  */
 export function errorHandler(
+  logger: Logger,
+  reportViolation?: (violation: ContractViolation) => void,
+): ErrorRequestHandler {
+  const answer = answerError(logger, reportViolation);
+  return (err, req, res, next) => {
+    // A decision the request was held for (its rate limits) answers first when it refuses it.
+    gateError(res, err).then(
+      (first) => answer(first, req, res, next),
+      (failure: unknown) => answer(failure, req, res, next),
+    );
+  };
+}
+
+function answerError(
   logger: Logger,
   reportViolation?: (violation: ContractViolation) => void,
 ): ErrorRequestHandler {

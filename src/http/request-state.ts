@@ -13,6 +13,8 @@ interface RequestState {
   matched?: MatchedOperation;
   caller?: Caller;
   rawBody?: Buffer;
+  /** A decision the request waits for before its handler runs or any answer (see holdUntil). */
+  gate?: Promise<void>;
 }
 
 const state = (res: Response): RequestState => res.locals as RequestState;
@@ -48,6 +50,34 @@ export function operationOf(res: Response): SpecOperation {
   const matched = state(res).matched;
   if (!matched) throw new Error("the request has no contract operation (matchOperation runs first)");
   return matched.operation;
+}
+
+/**
+ * Lets the chain go on while `decision` is taken (the rate limits' counting round trip runs while
+ * the body is read and the request validated): the handler runs only once it passes (passGate),
+ * and an error answer waits for it too, its own error taking the place of any later one
+ * (gateError), so the answer is what it would be had the chain waited for it.
+ */
+export function holdUntil(res: Response, decision: Promise<void>): void {
+  decision.catch(() => undefined);
+  state(res).gate = decision;
+}
+
+/** Waits for the request's gate (holdUntil); the middleware before the handler. */
+export const passGate: RequestHandler = (_req, res, next) => {
+  const gate = state(res).gate;
+  if (!gate) return next();
+  gate.then(() => next(), next);
+};
+
+/** The gate's error when it fails (it comes first), else `err`. */
+export async function gateError(res: Response, err: unknown): Promise<unknown> {
+  const gate = state(res).gate;
+  if (!gate) return err;
+  return gate.then(
+    () => err,
+    (gateErr: unknown) => gateErr,
+  );
 }
 
 /** Records the authenticated caller (src/auth/middleware.ts). */

@@ -1,7 +1,8 @@
 import { fromTenths } from "../credits/ledger.js";
 import type { Db } from "../db/database.js";
 import type { Handlers } from "../http/contract.js";
-import { toLead, toMaskedLead } from "./presenter.js";
+import { jsonText } from "../http/json-text.js";
+import { toLead, toMaskedLead, type ApiLead } from "./presenter.js";
 import { schemaTypesWarming, type SchemaTypesCache } from "./schema-types.js";
 import { parseSearchFilters } from "./search/filters.js";
 import { previewLeads, searchLeads } from "./search/service.js";
@@ -24,7 +25,7 @@ export function leadHandlers(deps: {
         headers: result.capped ? { "X-Credits-Capped": "true" } : {},
         body: {
           data: {
-            leads: result.leads.map(toLead),
+            leads: result.leads.map((lead) => jsonText<ApiLead>(lead.json)),
             pagination: result.pagination,
             databaseType: "other",
             creditsUsed: fromTenths(result.creditsUsedTenths),

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { DbOrTrx, Trx } from "../db/database.js";
+import { executePrepared, type DbOrTrx, type Trx } from "../db/database.js";
 import { leadEventStatementParts, subscribedEventTypesArray } from "../events/outbox.js";
 import type { EventType, LeadEventSource } from "../events/types.js";
 import type { LeadRecord } from "./lead.js";
@@ -55,17 +55,45 @@ export interface LeadDelivery {
  */
 export async function recordDeliveredLeads(trx: Trx, delivery: LeadDelivery): Promise<number> {
   if (delivery.leadIds.length === 0) return 0;
-  // The lock and, unless no event is sent, the subscribed event types: one round trip.
+  return (await startLeadDelivery(trx, delivery)).record(delivery.leadIds, delivery.exportedAt);
+}
+
+/** A delivery started by startLeadDelivery: records its leads, as recordDeliveredLeads does. */
+export interface StartedLeadDelivery {
+  record(leadIds: readonly number[], exportedAt: Date): Promise<number>;
+}
+
+/**
+ * The first half of recordDeliveredLeads, for a caller that knows the account before the leads
+ * (a search starts it while its search statement runs): the lead version lock and, unless no
+ * event is sent, the account's subscribed event types, in one round trip. Versions the caller reads
+ * after this (in this transaction or any later statement) are ones the lock protects.
+ */
+export async function startLeadDelivery(
+  trx: Trx,
+  delivery: Omit<LeadDelivery, "leadIds" | "exportedAt">,
+): Promise<StartedLeadDelivery> {
   const types =
     delivery.method === "enrichment" ? sql<null>`null` : subscribedEventTypesArray(delivery.accountId);
-  const { rows: locked } = await sql<{ types: EventType[] | null }>`
-    select pg_advisory_xact_lock_shared(${sql.lit(LEAD_VERSION_LOCK)}), ${types} as types`.execute(trx);
+  const lock = sql<{ types: EventType[] | null }>`
+    select pg_advisory_xact_lock_shared(${sql.lit(LEAD_VERSION_LOCK)}), ${types} as types`;
+  const { rows: locked } = await executePrepared(trx, lock.compile(trx));
   const subscribed = new Set(locked[0]?.types ?? []);
-  const { rows } = await sql<{ inserted: string | null }>`
-    ${recordStatement(delivery, subscribed.has("lead.created"), subscribed.has("lead.updated"))}`.execute(
-    trx,
-  );
-  return Number(rows[0]?.inserted ?? 0);
+  return {
+    async record(leadIds, exportedAt) {
+      if (leadIds.length === 0) return 0;
+      const statement = recordStatement(
+        { ...delivery, leadIds, exportedAt },
+        subscribed.has("lead.created"),
+        subscribed.has("lead.updated"),
+      );
+      const { rows } = await executePrepared(
+        trx,
+        sql<{ inserted: string | null }>`${statement}`.compile(trx),
+      );
+      return Number(rows[0]?.inserted ?? 0);
+    },
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sql } from "kysely";
-import type { Db } from "../../db/database.js";
+import { executePrepared, type Db } from "../../db/database.js";
 import { ApiError } from "../../http/errors.js";
 
 /** Lead queries (search and preview) one account may run at once, over every process. */
@@ -26,7 +26,7 @@ export function leadQueryCapacityBusy(): ApiError {
 
 /** Claims a free (or expired) slot row of the account in one statement; null when none is free. */
 async function claimSlot(db: Db, accountId: number, token: string): Promise<boolean> {
-  const claimed = await db
+  const claim = db
     .updateTable("lead_query_slots")
     .set({
       token,
@@ -47,9 +47,9 @@ async function claimSlot(db: Db, accountId: number, token: string): Promise<bool
           .$asTuple("account_id", "slot"),
       ),
     )
-    .returning("slot")
-    .executeTakeFirst();
-  return claimed !== undefined;
+    .returning("slot");
+  const { rows } = await executePrepared(db, claim.compile());
+  return rows.length > 0;
 }
 
 /**
@@ -71,11 +71,11 @@ export async function acquireLeadQuerySlot(db: Db, accountId: number): Promise<s
 
 /** Gives a slot back. */
 export async function releaseLeadQuerySlot(db: Db, token: string): Promise<void> {
-  await db
+  const release = db
     .updateTable("lead_query_slots")
     .set({ token: null, expires_at: null })
-    .where("token", "=", token)
-    .execute();
+    .where("token", "=", token);
+  await executePrepared(db, release.compile());
 }
 
 /**
@@ -107,6 +107,8 @@ export async function withLeadQuerySlotReading<R, T>(
   try {
     return await work(await reading);
   } finally {
-    releaseLeadQuerySlot(db, token).catch(() => undefined);
+    // After the caller's answer is written (it is, in the microtasks before this callback), so
+    // the release's round trip does not compete with it for the CPU.
+    setImmediate(() => releaseLeadQuerySlot(db, token).catch(() => undefined));
   }
 }

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from "kysely";
 import { resolveLeadField } from "../fields.js";
+import { leadJsonSql } from "../presenter-sql.js";
 import { LEAD_RECORD_COLUMNS, type LeadRecordRow } from "../repository.js";
 import { DEFAULT_OR_COLUMNS, TERM_COLUMNS, type SearchFilters, type TermColumn } from "./filters.js";
 
@@ -242,6 +243,14 @@ function orderOf(filters: SearchFilters, prefix: string): RawBuilder<unknown> {
   return sql`${sql.ref(`${prefix}.sort_key`)} ${dir} nulls last, ${sql.ref(`${prefix}.id`)} ${dir}`;
 }
 
+/** Options of searchPageQuery and searchPageJsonQuery. */
+export interface SearchPageOptions {
+  accountId: number;
+  cap: number | null;
+  /** false: always collect the matches from `leads` (the query before `lead_search`; tests). */
+  useSearchTable?: boolean;
+}
+
 /**
  * The one query of a search or preview. The matches (id, sort key, received by the account) are
  * collected once, from the narrow `lead_search` when it serves the search (matchesOf); the counts
@@ -258,13 +267,27 @@ function orderOf(filters: SearchFilters, prefix: string): RawBuilder<unknown> {
  */
 export function searchPageQuery(
   filters: SearchFilters,
-  options: {
-    accountId: number;
-    cap: number | null;
-    /** false: always collect the matches from `leads` (the query before `lead_search`; tests). */
-    useSearchTable?: boolean;
-  },
+  options: SearchPageOptions,
 ): RawBuilder<SearchPageQueryRow> {
+  return pageQuery(filters, options, sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`leads.${c}`))));
+}
+
+/**
+ * searchPageQuery with each lead of the page as the API's Lead in JSON text, built by PostgreSQL
+ * (leadJsonSql), instead of its columns: for answers that write the leads as they are (`GET /leads`).
+ */
+export function searchPageJsonQuery(
+  filters: SearchFilters,
+  options: SearchPageOptions,
+): RawBuilder<SearchPageJsonQueryRow> {
+  return pageQuery(
+    filters,
+    options,
+    sql`case when leads.id is null then null else ${leadJsonSql("leads")} end as lead_json`,
+  );
+}
+
+function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelect: RawBuilder<unknown>) {
   const offset = (filters.page - 1) * filters.limit;
   const pageOf = (source: RawBuilder<unknown>) =>
     sql`select m.id, m.sort_key, m.received from ${source} m
@@ -280,14 +303,13 @@ export function searchPageQuery(
               union all
               (select * from matches n where not n.received order by ${orderOf(filters, "n")} limit ${options.cap})
             )`)}) c where counts.new_matches > ${options.cap}`;
-  const leadColumns = sql.join(LEAD_RECORD_COLUMNS.map((c) => sql.ref(`leads.${c}`)));
-  return sql`
+  return sql<never>`
     with matches as materialized (${matchesOf(filters, options.accountId, options.useSearchTable ?? true)}),
     counts as materialized (
       select count(*)::int as total_matches, (count(*) filter (where not received))::int as new_matches
       from matches
     )
-    select counts.total_matches, counts.new_matches, p.id as page_id, p.received, ${leadColumns}
+    select counts.total_matches, counts.new_matches, p.id as page_id, p.received, ${leadSelect}
     from counts
     left join lateral (${page}) p on true
     left join leads on leads.id = p.id
@@ -301,3 +323,12 @@ export type SearchPageQueryRow = {
   page_id: number | null;
   received: boolean | null;
 } & LeadRecordRow;
+
+/** One row of searchPageJsonQuery: the counts, and a lead of the page as JSON (null when none). */
+export interface SearchPageJsonQueryRow {
+  total_matches: number;
+  new_matches: number;
+  page_id: number | null;
+  received: boolean | null;
+  lead_json: string | null;
+}

@@ -3,10 +3,10 @@ import { chargeDelivery } from "../../credits/charge.js";
 import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
 import type { LeadRecord } from "../lead.js";
-import { recordDeliveredLeads } from "../versions.js";
+import { startLeadDelivery } from "../versions.js";
 import type { SearchFilters } from "./filters.js";
 import { withLeadQuerySlotReading } from "./capacity.js";
-import { findSearchPage } from "./repository.js";
+import { findSearchPage, findSearchPageJson, type SearchPageJson } from "./repository.js";
 
 /**
  * Where a search request runs: the search statement on the search pool (its connections carry the
@@ -25,9 +25,9 @@ export interface Pagination {
   pages: number;
 }
 
-/** A charged search: the page of leads and what it cost. */
+/** A charged search: the page of leads (each as the API's Lead in JSON text) and what it cost. */
 export interface SearchOutcome {
-  leads: LeadRecord[];
+  leads: { id: number; json: string }[];
   pagination: Pagination;
   creditsUsedTenths: number;
   creditsRemainingTenths: number;
@@ -84,7 +84,12 @@ export async function searchLeads(
   return inSlot(dbs, accountId, (spendable) => searchWithin(dbs, accountId, filters, spendable.leads));
 }
 
-/** searchLeads within its slot, `cap` new leads at most. */
+/**
+ * searchLeads within its slot, `cap` new leads at most. The charge's transaction starts while the
+ * search statement runs (on the other pool): its lock timeout, the lead version lock and the
+ * subscribed event types (startLeadDelivery) are taken meanwhile, and the entries are recorded
+ * once the page is known.
+ */
 async function searchWithin(
   dbs: SearchDatabases,
   accountId: number,
@@ -92,10 +97,10 @@ async function searchWithin(
   cap: number,
 ): Promise<SearchOutcome> {
   const { db, searchDb } = dbs;
-  const found = await findSearchPage(searchDb, filters, { accountId, cap });
-  const receivedMatches = found.totalMatches - found.newMatches;
-  const total = receivedMatches + Math.min(found.newMatches, cap);
-  const leads = found.page.map((p) => p.lead);
+  const searching = findSearchPageJson(searchDb, filters, { accountId, cap });
+  // Awaited in the transaction; a transaction that fails first must not leave it unhandled.
+  searching.catch(() => undefined);
+  let found: SearchPageJson | undefined;
 
   // A client waits on this answer: waiting for a concurrent delivery's entries is bounded too.
   const charge = await db.transaction().execute((trx) =>
@@ -104,19 +109,20 @@ async function searchWithin(
       reason: "lead_search",
       reference: "search",
       entryWait: "bounded",
-      deliver: async (trx) => ({
-        lead: await recordDeliveredLeads(trx, {
-          accountId,
-          method: "api",
-          exportedAt: new Date(),
-          leadIds: leads.map((lead) => lead.id),
-        }),
-      }),
+      deliver: async (trx) => {
+        const delivery = await startLeadDelivery(trx, { accountId, method: "api" });
+        found = await searching;
+        const ids = found.page.map((lead) => lead.id);
+        return { lead: await delivery.record(ids, new Date()) };
+      },
     }),
   );
+  if (!found) throw new Error("the charge ended without the search");
 
+  const receivedMatches = found.totalMatches - found.newMatches;
+  const total = receivedMatches + Math.min(found.newMatches, cap);
   return {
-    leads,
+    leads: found.page,
     pagination: pagination(filters, total),
     creditsUsedTenths: charge.tenths,
     creditsRemainingTenths: charge.remainingTenths,

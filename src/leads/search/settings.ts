@@ -7,7 +7,9 @@ import { createDatabase, type Db, type Trx } from "../../db/database.js";
  * - `work_mem` 64 MB: the default 4 MB made the trigram bitmaps of common terms lossy at 5M leads
  *   (1.4 million rows rechecked for a search of 4,444 matches) and spilled 350,000 matches to disk;
  * - parallel workers' start-up priced as on a machine whose cores are free for them (PostgreSQL's
- *   defaults price a worker at 1,000 rows): a broad search's bitmap heap scan is shared out;
+ *   defaults price a worker at 1,000 rows): a broad search's bitmap heap scan is shared out, and the
+ *   leader only gathers what the workers find (a broad search hands it every match; scanning as
+ *   well, it made the workers wait on it);
  * - no Materialize nodes where another plan exists: an account whose history entries were written
  *   after the table's last ANALYZE is estimated at about 1 entry, and the planner then joined the
  *   matches to the account's entries as a nested loop over a materialized copy of them, checking
@@ -19,6 +21,7 @@ export const SEARCH_SETTINGS = {
   work_mem: "64MB",
   parallel_setup_cost: "10",
   parallel_tuple_cost: "0.001",
+  parallel_leader_participation: "off",
   enable_material: "off",
   statement_timeout: "60000",
 } as const;
