@@ -6,7 +6,7 @@ import { setLockTimeout } from "../src/db/lock-timeout.js";
 import { sql } from "kysely";
 import { spendable } from "../src/credits/spendable.js";
 import { findAccountWithBalance } from "../src/accounts/repository.js";
-import { recordDeliveredLeads } from "../src/leads/versions.js";
+import { recordDeliveredLeads, startLeadDelivery } from "../src/leads/versions.js";
 import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { holdChargeLock, holdEntries, waitForLockWaiters } from "./helpers/charge-lock.js";
 import { binary } from "./helpers/export-factories.js";
@@ -37,6 +37,32 @@ function deliver(accountId: number, leadIds: number[], entryWait: EntryWait = "b
       }),
     }),
   );
+}
+
+/**
+ * deliver, with the credit lock taken by the entries' statement (as GET /leads does); `taken`
+ * tells whether the step took it.
+ */
+async function deliverLockingInStatement(accountId: number, leadIds: number[]) {
+  let taken = false;
+  let lockTimeout = "";
+  const charged = await t.ctx.db.transaction().execute((trx) =>
+    chargeDelivery(trx, {
+      accountId,
+      reason: "test_delivery",
+      reference: "test",
+      entryWait: "bounded",
+      deliver: async (trx, creditLock) => {
+        const started = await startLeadDelivery(trx, { accountId, method: "api" });
+        const lead = await started.record(leadIds, new Date(), creditLock);
+        taken = creditLock?.taken !== undefined;
+        const { rows } = await sql<{ s: string }>`select current_setting('lock_timeout') as s`.execute(trx);
+        lockTimeout = rows[0]!.s;
+        return { lead };
+      },
+    }),
+  );
+  return { ...charged, taken, lockTimeout };
 }
 
 async function chargesOf(accountId: number) {
@@ -237,6 +263,48 @@ describe("chargeDelivery", () => {
     // The other delivery committed `held` (free now, the sticky rule): only `free` is charged.
     expect(await charging).toEqual({ tenths: 10, remainingTenths: 40 });
     expect(await historyOf(accountId)).toEqual([held, free]);
+  });
+
+  it("a delivery step may end its entries' statement with the credit lock: taken once, then waits are unbounded", async () => {
+    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+    const leadIds = await buildLeads(t.ctx.db, 2, () => ({}));
+    const charged = await deliverLockingInStatement(accountId, leadIds);
+    expect(charged).toEqual({ tenths: 20, remainingTenths: 30, taken: true, lockTimeout: "0" });
+    expect(await historyOf(accountId)).toEqual(leadIds);
+    expect(await chargesOf(accountId)).toEqual([
+      { bucket: "monthly", amount_tenths: -20, reason: "test_delivery", reference: "test" },
+    ]);
+  });
+
+  it("the credit lock at the end of the entries' statement: 429 after 2 s when it is not free; nothing charged or recorded", async () => {
+    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+    const leadIds = await buildLeads(t.ctx.db, 2, () => ({}));
+    const lock = await holdChargeLock(t.ctx.db, accountId);
+    try {
+      await expect(deliverLockingInStatement(accountId, leadIds)).rejects.toMatchObject({
+        status: 429,
+        code: "charge_in_progress",
+      });
+    } finally {
+      await lock.release();
+    }
+    expect(await chargesOf(accountId)).toEqual([]);
+    expect(await historyOf(accountId)).toEqual([]);
+  });
+
+  it("the credit lock at the end of the entries' statement is taken only after the entries: other charges go through meanwhile", async () => {
+    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+    const [held, other] = await buildLeads(t.ctx.db, 2, () => ({}));
+    const holder = await holdEntries(t.ctx.db, accountId, [held!]);
+    const waiting = deliverLockingInStatement(accountId, [held!]);
+    waiting.catch(() => undefined);
+    try {
+      await waitForLockWaiters(t.ctx.db, 1);
+      expect(await deliver(accountId, [other!], "bounded")).toEqual({ tenths: 10, remainingTenths: 40 });
+    } finally {
+      await holder.rollback();
+    }
+    expect(await waiting).toEqual({ tenths: 10, remainingTenths: 30, taken: true, lockTimeout: "0" });
   });
 
   it("never holds the credit lock while its delivery step waits: the account's other charges go through", async () => {

@@ -1,7 +1,7 @@
 import type { Trx } from "../db/database.js";
 import { isLockTimeout, setLockTimeout } from "../db/lock-timeout.js";
 import { balanceSpentMeanwhile, CHARGE_LOCK_TIMEOUT_MS, chargeInProgress } from "./errors.js";
-import { chargeCredits, lockAccountCredits, spendableTenths } from "./ledger.js";
+import { chargeCredits, lockAccountCredits, spendableTenths, type CreditLockOffer } from "./ledger.js";
 import { noteBalanceAfterCharge } from "./low-balance.js";
 import { costTenths, type NewItems } from "./price.js";
 
@@ -29,9 +29,11 @@ export interface DeliveryCharge {
    * Records the delivery in `trx` (lead export history entries through recordDeliveredLeads in
    * src/leads/versions.ts, whose unique key decides which leads are new) and answers how many of
    * each priced item were new: exactly those are charged. It may wait for other work that must
-   * finish before the charge (the export's files); it must not take the account's credit lock.
+   * finish before the charge (the export's files); it must not take the account's credit lock,
+   * except through `creditLock` (offered when waits are bounded): as the end of its last
+   * statement, after its entries (creditLockAfter in ledger.ts).
    */
-  deliver(trx: Trx): Promise<NewItems>;
+  deliver(trx: Trx, creditLock?: CreditLockOffer): Promise<NewItems>;
 }
 
 /** What a delivery was charged, and what the account can spend after it. */
@@ -72,16 +74,19 @@ export interface DeliveryCharged {
  */
 export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<DeliveryCharged> {
   let newItems: NewItems;
+  let offer: CreditLockOffer | undefined;
   if (charge.entryWait === "bounded") {
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
-    newItems = await inChargeTime(() => charge.deliver(trx));
+    offer = { accountId: charge.accountId };
+    const offered = offer;
+    newItems = await inChargeTime(() => charge.deliver(trx, offered));
   } else {
     newItems = await charge.deliver(trx);
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
   }
-  const { periodStart, lowBalanceNotified } = await inChargeTime(() =>
-    lockAccountCredits(trx, charge.accountId, { thenWaitUnbounded: true }),
-  );
+  const { periodStart, lowBalanceNotified } =
+    offer?.taken ??
+    (await inChargeTime(() => lockAccountCredits(trx, charge.accountId, { thenWaitUnbounded: true })));
   const tenths = costTenths(newItems);
   const after = await chargeCredits(trx, {
     accountId: charge.accountId,

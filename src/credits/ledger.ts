@@ -152,6 +152,48 @@ export async function lockAccountCredits(
 }
 
 /**
+ * The account's credit lock offered to a delivery step (chargeDelivery, bounded waits only): the
+ * step may take it as the last thing its last statement does, after its entries
+ * (creditLockAfter), saving a round trip; chargeDelivery takes it itself when the step did not.
+ */
+export interface CreditLockOffer {
+  accountId: number;
+  /** What lockAccountCredits answers, once the step's statement took the lock. */
+  taken?: { periodStart: Date; lowBalanceNotified: boolean };
+}
+
+/**
+ * lockAccountCredits as the end of another statement: a CTE `credit_lock` that locks the account
+ * row (`FOR NO KEY UPDATE`) only once the statement's CTE `after` has run to completion (its
+ * count is a condition of the lock's scan, evaluated before it), and the select expressions that
+ * read the locked row and end the lock timeout, as lockAccountCredits does with
+ * `thenWaitUnbounded`. The statement reads them into the offer with creditLockTaken.
+ */
+export function creditLockAfter(offer: CreditLockOffer, after: string) {
+  return {
+    cte: sql`credit_lock as (
+      select a.period_start, a.low_balance_notified from accounts a
+      where a.id = ${offer.accountId} and (select count(*) from ${sql.table(after)}) >= 0
+      for no key update)`,
+    columns: sql`(select period_start from credit_lock) as credit_period_start,
+      (select low_balance_notified from credit_lock) as credit_low_balance_notified,
+      (select set_config('lock_timeout', '0', true) from credit_lock) as credit_lock_timeout`,
+  };
+}
+
+/** Records in the offer what a statement with creditLockAfter read (nothing when the row is gone). */
+export function creditLockTaken(
+  offer: CreditLockOffer,
+  row: { credit_period_start?: Date | null; credit_low_balance_notified?: boolean | null } | undefined,
+): void {
+  if (!row?.credit_period_start) return;
+  offer.taken = {
+    periodStart: row.credit_period_start,
+    lowBalanceNotified: row.credit_low_balance_notified === true,
+  };
+}
+
+/**
  * Charges `tenths` in the caller's transaction (after lockAccountCredits): monthly credits first,
  * then permanent, then the overage allowance (usage past the credits, collected later in money
  * by src/billing). Returns the balance after the charge, or null, writing nothing, when the

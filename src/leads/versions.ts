@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { creditLockAfter, creditLockTaken, type CreditLockOffer } from "../credits/ledger.js";
 import { executePrepared, type DbOrTrx, type Trx } from "../db/database.js";
 import { leadEventStatementParts, subscribedEventTypesArray } from "../events/outbox.js";
 import type { EventType, LeadEventSource } from "../events/types.js";
@@ -60,7 +61,8 @@ export async function recordDeliveredLeads(trx: Trx, delivery: LeadDelivery): Pr
 
 /** A delivery started by startLeadDelivery: records its leads, as recordDeliveredLeads does. */
 export interface StartedLeadDelivery {
-  record(leadIds: readonly number[], exportedAt: Date): Promise<number>;
+  /** With `creditLock`, the statement ends by taking the account's credit lock (creditLockAfter). */
+  record(leadIds: readonly number[], exportedAt: Date, creditLock?: CreditLockOffer): Promise<number>;
 }
 
 /**
@@ -80,17 +82,16 @@ export async function startLeadDelivery(
   const { rows: locked } = await executePrepared(trx, lock.compile(trx));
   const subscribed = new Set(locked[0]?.types ?? []);
   return {
-    async record(leadIds, exportedAt) {
+    async record(leadIds, exportedAt, creditLock) {
       if (leadIds.length === 0) return 0;
       const statement = recordStatement(
         { ...delivery, leadIds, exportedAt },
         subscribed.has("lead.created"),
         subscribed.has("lead.updated"),
+        creditLock,
       );
-      const { rows } = await executePrepared(
-        trx,
-        sql<{ inserted: string | null }>`${statement}`.compile(trx),
-      );
+      const { rows } = await executePrepared(trx, sql<RecordRow>`${statement}`.compile(trx));
+      if (creditLock) creditLockTaken(creditLock, rows[0]);
       return Number(rows[0]?.inserted ?? 0);
     },
   };
@@ -103,7 +104,19 @@ export async function startLeadDelivery(
  * and the account's dispatch job, so no list of leads travels to the service and back.
  * `prior` reads the entries as they were before the statement (one snapshot for all of it).
  */
-function recordStatement(delivery: LeadDelivery, created: boolean, updated: boolean) {
+/** The row of recordStatement (the credit lock's columns with creditLockAfter). */
+interface RecordRow {
+  inserted: string | null;
+  credit_period_start?: Date | null;
+  credit_low_balance_notified?: boolean | null;
+}
+
+function recordStatement(
+  delivery: LeadDelivery,
+  created: boolean,
+  updated: boolean,
+  creditLock?: CreditLockOffer,
+) {
   const ids = [...delivery.leadIds];
   const events = {
     accountId: delivery.accountId,
@@ -154,8 +167,12 @@ function recordStatement(delivery: LeadDelivery, created: boolean, updated: bool
     ctes.push(sql`dispatch as (${leadEventStatementParts.dispatchWhen(delivery.accountId, written)})`);
   }
   const dispatched = written.length > 0 ? sql`, (select count(*) from dispatch) as dispatched` : sql``;
+  // The credit lock last, once every entry is written (chargeDelivery's lock order).
+  const lock = creditLock && creditLockAfter(creditLock, "delivered");
+  if (lock) ctes.push(lock.cte);
+  const lockColumns = lock ? sql`, ${lock.columns}` : sql``;
   return sql`with ${sql.join(ctes, sql`, `)}
-    select count(*) filter (where inserted) as inserted ${dispatched} from delivered`;
+    select count(*) filter (where inserted) as inserted ${dispatched} ${lockColumns} from delivered`;
 }
 
 /**

@@ -109,11 +109,12 @@ async function searchWithin(
       reason: "lead_search",
       reference: "search",
       entryWait: "bounded",
-      deliver: async (trx) => {
+      deliver: async (trx, creditLock) => {
         const delivery = await startLeadDelivery(trx, { accountId, method: "api" });
         found = await searching;
         const ids = found.page.map((lead) => lead.id);
-        return { lead: await delivery.record(ids, new Date()) };
+        // The entries and then the credit lock, in one statement.
+        return { lead: await delivery.record(ids, new Date(), creditLock) };
       },
     }),
   );
