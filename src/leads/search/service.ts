@@ -97,27 +97,36 @@ async function searchWithin(
   cap: number,
 ): Promise<SearchOutcome> {
   const { db, searchDb } = dbs;
-  const searching = findSearchPageJson(searchDb, filters, { accountId, cap });
-  // Awaited in the transaction; a transaction that fails first must not leave it unhandled.
-  searching.catch(() => undefined);
   let found: SearchPageJson | undefined;
-
-  // A client waits on this answer: waiting for a concurrent delivery's entries is bounded too.
-  const charge = await db.transaction().execute((trx) =>
-    chargeDelivery(trx, {
-      accountId,
-      reason: "lead_search",
-      reference: "search",
-      entryWait: "bounded",
-      deliver: async (trx, creditLock) => {
-        const delivery = await startLeadDelivery(trx, { accountId, method: "api" });
-        found = await searching;
-        const ids = found.page.map((lead) => lead.id);
-        // The entries and then the credit lock, in one statement.
-        return { lead: await delivery.record(ids, new Date(), creditLock) };
-      },
-    }),
-  );
+  // The search's connection is taken first, so a process opens at most as many early charge
+  // transactions (main pool) as it runs searches (search pool).
+  const charge = await searchDb.connection().execute(async (searchConnection) => {
+    const searching = findSearchPageJson(searchConnection, filters, { accountId, cap });
+    // Awaited in the transaction; a search that fails before that is not an unhandled rejection.
+    searching.catch(() => undefined);
+    try {
+      // A client waits on this answer: waiting for a concurrent delivery's entries is bounded too.
+      return await db.transaction().execute((trx) =>
+        chargeDelivery(trx, {
+          accountId,
+          reason: "lead_search",
+          reference: "search",
+          entryWait: "bounded",
+          deliver: async (trx, creditLock) => {
+            const delivery = await startLeadDelivery(trx, { accountId, method: "api" });
+            found = await searching;
+            const ids = found.page.map((lead) => lead.id);
+            // The entries and then the credit lock, in one statement.
+            return { lead: await delivery.record(ids, new Date(), creditLock) };
+          },
+        }),
+      );
+    } catch (err) {
+      // The search statement ends before its connection and the slot are given back.
+      await searching.catch(() => undefined);
+      throw err;
+    }
+  });
   if (!found) throw new Error("the charge ended without the search");
 
   const receivedMatches = found.totalMatches - found.newMatches;
