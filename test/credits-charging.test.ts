@@ -211,9 +211,15 @@ describe("chargeDelivery", () => {
     const leadIds = await buildLeads(t.ctx.db, 2, () => ({}));
     const lock = await holdChargeLock(t.ctx.db, accountId);
     try {
-      for (const entryWait of ["bounded", "unbounded"] as const) {
+      const ways = [
+        () => deliver(accountId, leadIds, "bounded"),
+        () => deliver(accountId, leadIds, "unbounded"),
+        // The credit lock taken at the end of the entries' statement (as GET /leads does).
+        () => deliverLockingInStatement(accountId, leadIds),
+      ];
+      for (const way of ways) {
         const started = Date.now();
-        await expect(deliver(accountId, leadIds, entryWait)).rejects.toMatchObject({
+        await expect(way()).rejects.toMatchObject({
           status: 429,
           code: "charge_in_progress",
           headers: { "Retry-After": "30" },
@@ -276,50 +282,29 @@ describe("chargeDelivery", () => {
     ]);
   });
 
-  it("the credit lock at the end of the entries' statement: 429 after 2 s when it is not free; nothing charged or recorded", async () => {
-    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
-    const leadIds = await buildLeads(t.ctx.db, 2, () => ({}));
-    const lock = await holdChargeLock(t.ctx.db, accountId);
-    try {
-      await expect(deliverLockingInStatement(accountId, leadIds)).rejects.toMatchObject({
-        status: 429,
-        code: "charge_in_progress",
-      });
-    } finally {
-      await lock.release();
-    }
-    expect(await chargesOf(accountId)).toEqual([]);
-    expect(await historyOf(accountId)).toEqual([]);
-  });
-
-  it("the credit lock at the end of the entries' statement is taken only after the entries: other charges go through meanwhile", async () => {
-    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
-    const [held, other] = await buildLeads(t.ctx.db, 2, () => ({}));
-    const holder = await holdEntries(t.ctx.db, accountId, [held!]);
-    const waiting = deliverLockingInStatement(accountId, [held!]);
-    waiting.catch(() => undefined);
-    try {
-      await waitForLockWaiters(t.ctx.db, 1);
-      expect(await deliver(accountId, [other!], "bounded")).toEqual({ tenths: 10, remainingTenths: 40 });
-    } finally {
-      await holder.rollback();
-    }
-    expect(await waiting).toEqual({ tenths: 10, remainingTenths: 30, taken: true, lockTimeout: "0" });
-  });
-
   it("never holds the credit lock while its delivery step waits: the account's other charges go through", async () => {
-    const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
-    const [held, other] = await buildLeads(t.ctx.db, 2, () => ({}));
-    const holder = await holdEntries(t.ctx.db, accountId, [held!]);
-    const waiting = deliver(accountId, [held!], "unbounded");
-    waiting.catch(() => undefined);
-    try {
-      await waitForLockWaiters(t.ctx.db, 1);
-      expect(await deliver(accountId, [other!], "bounded")).toEqual({ tenths: 10, remainingTenths: 40 });
-    } finally {
-      await holder.rollback();
+    const ways = [
+      { wait: (accountId: number, ids: number[]) => deliver(accountId, ids, "unbounded"), extra: {} },
+      // The credit lock at the end of the entries' statement: only once the entries are written.
+      {
+        wait: (accountId: number, ids: number[]) => deliverLockingInStatement(accountId, ids),
+        extra: { taken: true, lockTimeout: "0" },
+      },
+    ];
+    for (const { wait, extra } of ways) {
+      const { accountId } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });
+      const [held, other] = await buildLeads(t.ctx.db, 2, () => ({}));
+      const holder = await holdEntries(t.ctx.db, accountId, [held!]);
+      const waiting = wait(accountId, [held!]);
+      waiting.catch(() => undefined);
+      try {
+        await waitForLockWaiters(t.ctx.db, 1);
+        expect(await deliver(accountId, [other!], "bounded")).toEqual({ tenths: 10, remainingTenths: 40 });
+      } finally {
+        await holder.rollback();
+      }
+      expect(await waiting).toEqual({ tenths: 10, remainingTenths: 30, ...extra });
     }
-    expect(await waiting).toEqual({ tenths: 10, remainingTenths: 30 });
   });
 });
 

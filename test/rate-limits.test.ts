@@ -13,18 +13,22 @@ async function exhaust(rule: (typeof LIMITS)[keyof typeof LIMITS], subject: stri
   for (let i = 0; i < count; i += 1) await other.consume([{ rule, subject }]).catch(() => {});
 }
 
+/** The id of the account's (only) API key. */
+async function keyIdOf(accountId: number): Promise<number> {
+  const key = await t.ctx.db
+    .selectFrom("api_keys")
+    .select("id")
+    .where("account_id", "=", accountId)
+    .executeTakeFirstOrThrow();
+  return key.id;
+}
+
 describe("rate limits", () => {
   it("counts every keyed request per key and refuses past 600 per minute", async () => {
     const { auth, accountId } = await buildAccount(t.ctx.db);
     const first = await t.request().get("/api/v1/me").set(auth).expect(200);
     expect(first.headers["x-ratelimit-remaining"]).toBe("599");
-    const keyId = (
-      await t.ctx.db
-        .selectFrom("api_keys")
-        .select("id")
-        .where("account_id", "=", accountId)
-        .executeTakeFirstOrThrow()
-    ).id;
+    const keyId = await keyIdOf(accountId);
     await exhaust(LIMITS.general, `k${keyId}`, 599);
     const refused = await t.request().get("/api/v1/me").set(auth).expect(429);
     expect(refused.body).toEqual({
@@ -45,13 +49,7 @@ describe("rate limits", () => {
 
   it("refuses before anything runs: a refused PATCH changes nothing", async () => {
     const { auth, accountId } = await buildAccount(t.ctx.db);
-    const keyId = (
-      await t.ctx.db
-        .selectFrom("api_keys")
-        .select("id")
-        .where("account_id", "=", accountId)
-        .executeTakeFirstOrThrow()
-    ).id;
+    const keyId = await keyIdOf(accountId);
     await exhaust(LIMITS.general, `k${keyId}`, 600);
     await t.request().patch("/api/v1/me").set(auth).send({ firstName: "Changed" }).expect(429);
     const account = await t.ctx.db
@@ -64,13 +62,7 @@ describe("rate limits", () => {
 
   it("answers 429 first when the request is refused and also invalid (the count is waited for before any answer)", async () => {
     const { auth, accountId } = await buildAccount(t.ctx.db);
-    const keyId = (
-      await t.ctx.db
-        .selectFrom("api_keys")
-        .select("id")
-        .where("account_id", "=", accountId)
-        .executeTakeFirstOrThrow()
-    ).id;
+    const keyId = await keyIdOf(accountId);
     // Not refused yet: the invalid input gets its 400, with the count's headers.
     const invalid = await t.request().get("/api/v1/leads").query({ limit: "0" }).set(auth).expect(400);
     expect(invalid.headers["x-ratelimit-limit"]).toBeDefined();

@@ -74,12 +74,11 @@ export interface DeliveryCharged {
  */
 export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<DeliveryCharged> {
   let newItems: NewItems;
-  let offer: CreditLockOffer | undefined;
-  if (charge.entryWait === "bounded") {
+  const offer: CreditLockOffer | undefined =
+    charge.entryWait === "bounded" ? { accountId: charge.accountId } : undefined;
+  if (offer) {
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
-    offer = { accountId: charge.accountId };
-    const offered = offer;
-    newItems = await inChargeTime(() => charge.deliver(trx, offered));
+    newItems = await inChargeTime(() => charge.deliver(trx, offer));
   } else {
     newItems = await charge.deliver(trx);
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);

@@ -199,8 +199,7 @@ export function creditLockTaken(
  * by src/billing). Returns the balance after the charge, or null, writing nothing, when the
  * balance cannot pay.
  *
- * One statement: the balance (as toBalance reads the sums: a negative bucket counts as empty),
- * the split over the buckets, the rows, and the sums after them. It runs after the credit lock,
+ * One statement: the balance (ledgerSums, read as toBalance reads them), the split over the buckets, the rows, and the sums after them. It runs after the credit lock,
  * so its snapshot holds every charge committed before this one.
  */
 export async function chargeCredits(
@@ -210,21 +209,18 @@ export async function chargeCredits(
   if (charge.tenths <= 0) return readBalance(trx, charge.accountId, charge.periodStart);
   const tenths = sql<number>`cast(${charge.tenths} as bigint)`;
   const statement = trx
-    .with("available", (db) =>
+    .with("sums", (db) =>
       db
         .selectFrom("credit_ledger")
         .where("account_id", "=", charge.accountId)
-        .select([
-          sql<number>`greatest(coalesce(sum(amount_tenths) filter (where bucket = 'monthly'), 0), 0)`.as(
-            "monthly",
-          ),
-          sql<number>`greatest(coalesce(sum(amount_tenths) filter (where bucket = 'permanent'), 0), 0)`.as(
-            "permanent",
-          ),
-          sql<number>`greatest(coalesce(sum(amount_tenths) filter (where bucket = 'overage'), 0), 0)`.as(
-            "overage",
-          ),
-        ]),
+        .select(ledgerSums(charge.periodStart)),
+    )
+    // Each bucket as toBalance reads it: a negative sum counts as empty.
+    .with(
+      "available",
+      () =>
+        sql`(select greatest(s."monthlyRemaining", 0) as monthly, greatest(s.permanent, 0) as permanent,
+        greatest(s.overage, 0) as overage from sums s)`,
     )
     // What each bucket pays: monthly first, then permanent, the rest from the overage allowance;
     // no row at all when the three cannot pay together.

@@ -75,10 +75,9 @@ export function errorHandler(
   const answer = answerError(logger, reportViolation);
   return (err, req, res, next) => {
     // A decision the request was held for (its rate limits) answers first when it refuses it.
-    gateError(res, err).then(
-      (first) => answer(first, req, res, next),
-      (failure: unknown) => answer(failure, req, res, next),
-    );
+    gateError(res, err)
+      .then((first) => answer(first, req, res, next))
+      .catch(next);
   };
 }
 

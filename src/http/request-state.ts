@@ -70,7 +70,7 @@ export const passGate: RequestHandler = (_req, res, next) => {
   gate.then(() => next(), next);
 };
 
-/** The gate's error when it fails (it comes first), else `err`. */
+/** The gate's error when it fails (it comes first), else `err`; never rejects. */
 export async function gateError(res: Response, err: unknown): Promise<unknown> {
   const gate = state(res).gate;
   if (!gate) return err;

@@ -97,13 +97,6 @@ export async function startLeadDelivery(
   };
 }
 
-/**
- * The one statement that records a delivery: the entries (rows in lead id order, so two
- * deliveries of overlapping leads lock entries in the same order; `xmax = 0` tells an inserted
- * row from an updated one), and, for the subscribed types only, the outbox rows of its lead events
- * and the account's dispatch job, so no list of leads travels to the service and back.
- * `prior` reads the entries as they were before the statement (one snapshot for all of it).
- */
 /** The row of recordStatement (the credit lock's columns with creditLockAfter). */
 interface RecordRow {
   inserted: string | null;
@@ -111,6 +104,13 @@ interface RecordRow {
   credit_low_balance_notified?: boolean | null;
 }
 
+/**
+ * The one statement that records a delivery: the entries (rows in lead id order, so two
+ * deliveries of overlapping leads lock entries in the same order; `xmax = 0` tells an inserted
+ * row from an updated one), and, for the subscribed types only, the outbox rows of its lead events
+ * and the account's dispatch job, so no list of leads travels to the service and back.
+ * `prior` reads the entries as they were before the statement (one snapshot for all of it).
+ */
 function recordStatement(
   delivery: LeadDelivery,
   created: boolean,
