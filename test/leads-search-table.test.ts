@@ -111,14 +111,31 @@ async function allLeads(): Promise<RefLead[]> {
 }
 
 /** Runs the search query (from `lead_search`, or from `leads` as before) for one page. */
-async function sqlPage(query: string, accountId: number, useSearchTable: boolean) {
+async function sqlPage(query: string, accountId: number, useSearchTable: boolean, cap: number | null = null) {
   const filters = parseSearchFilters(query, "query");
-  const { rows } = await searchPageQuery(filters, { accountId, cap: null, useSearchTable }).execute(t.ctx.db);
+  const { rows } = await searchPageQuery(filters, { accountId, cap, useSearchTable }).execute(t.ctx.db);
   return {
     total: rows[0]?.total_matches ?? 0,
     newMatches: rows[0]?.new_matches ?? 0,
     ids: rows.flatMap((r) => (r.page_id === null ? [] : [r.page_id])),
   };
+}
+
+/** Whether the search query collected every match (its `matches` CTE ran), from its plan as run. */
+async function collectedMatches(query: string, accountId: number, cap: number | null): Promise<boolean> {
+  const compiled = searchPageQuery(parseSearchFilters(query, "query"), { accountId, cap }).compile(t.ctx.db);
+  const { rows } = await t.ctx.pool.query<{ "QUERY PLAN": unknown }>(
+    `explain (analyze, format json) ${compiled.sql}`,
+    compiled.parameters as unknown[],
+  );
+  const loops: number[] = [];
+  const visit = (node: Record<string, unknown>) => {
+    if (node["Subplan Name"] === "CTE matches") loops.push(Number(node["Actual Loops"]));
+    for (const child of (node.Plans as Record<string, unknown>[] | undefined) ?? []) visit(child);
+  };
+  visit((rows[0]!["QUERY PLAN"] as { Plan: Record<string, unknown> }[])[0]!.Plan);
+  expect(loops).toHaveLength(1);
+  return loops[0]! > 0;
 }
 
 /** Rows of `lead_search` that differ from what `leads` says they should be (both directions). */
@@ -200,6 +217,60 @@ describe("searches served by lead_search", () => {
     }
     // The shapes are broad on this data set: most have pages of matches to compare.
     expect(nonEmpty).toBeGreaterThanOrEqual(6);
+  });
+
+  it("a page found by walking the sort order equals the reference's, capped or not, on every page", async () => {
+    // Broad shapes (no state to include): a first page is found by walking lead_search in sort
+    // order, a deep one or a sparse shape's collects the matches; either way the same list.
+    let walked = 0;
+    let collected = 0;
+    for (const shape of SHAPES.filter((s) => !s.stateInclude)) {
+      const expected = reference(leads, shape);
+      for (const limit of [10, 40]) {
+        const lastPage = Math.max(1, Math.ceil(expected.length / limit));
+        for (const page of new Set([1, 2, lastPage])) {
+          for (const cap of [null, 7, 45]) {
+            const query = queryString(shape, page, limit);
+            // The result list: every received match, and the first `cap` new ones.
+            let newSeen = 0;
+            const list = expected.filter((l) => l.id % 7 === 0 || cap === null || newSeen++ < cap);
+            const received = expected.filter((l) => l.id % 7 === 0).length;
+            expect(await sqlPage(query, accountId, true, cap), `${query} cap ${cap}`).toEqual({
+              total: expected.length,
+              newMatches: expected.length - received,
+              ids: list.slice((page - 1) * limit, page * limit).map((l) => l.id),
+            });
+            if (await collectedMatches(query, accountId, cap)) collected += 1;
+            else walked += 1;
+          }
+        }
+      }
+    }
+    expect(walked).toBeGreaterThan(20);
+    expect(collected).toBeGreaterThan(20);
+  });
+
+  it("walks for the first page of a broad search, and collects the matches of a deep page", async () => {
+    const broad: RefQuery = { positive: ["repair", "paint"], negative: ["pros"] };
+    expect(reference(leads, broad).length).toBeGreaterThan(150);
+    for (const sort of [
+      {},
+      { sortBy: "id", sortOrder: "asc" },
+      { sortBy: "id", sortOrder: "desc" },
+    ] as const) {
+      expect(await collectedMatches(queryString({ ...broad, ...sort }, 1, 25), accountId, null)).toBe(false);
+      expect(await collectedMatches(queryString({ ...broad, ...sort }, 1, 25), accountId, 30)).toBe(false);
+    }
+    // More new leads on the page than the cap: the capped list is not the walk's.
+    expect(await collectedMatches(queryString(broad, 1, 25), accountId, 3)).toBe(true);
+    // Nulls last ascending has no index order; pages past 500; a state to include.
+    expect(await collectedMatches(queryString({ ...broad, sortOrder: "asc" }, 1, 25), accountId, null)).toBe(
+      true,
+    );
+    expect(await collectedMatches(queryString(broad, 6, 100), accountId, null)).toBe(true);
+    expect(
+      await collectedMatches(queryString({ ...broad, stateInclude: ["TX"] }, 1, 25), accountId, null),
+    ).toBe(true);
   });
 
   it("GET /leads/preview answers the reference's pages and totals", async () => {

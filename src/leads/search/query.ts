@@ -211,23 +211,38 @@ export function searchTableCondition(filters: SearchFilters): Condition {
   return and(all);
 }
 
+/** FROM and WHERE of a search's matches, with the account's history (`h`) left-joined. */
+function matchesFrom(
+  filters: SearchFilters,
+  accountId: number,
+  useSearchTable: boolean,
+): RawBuilder<unknown> {
+  if (useSearchTable && searchTableServes(filters)) {
+    return sql`from lead_search s
+      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = s.id
+      where ${searchTableCondition(filters)}`;
+  }
+  return sql`from leads
+    left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = leads.id
+    where ${searchCondition(filters)}`;
+}
+
 /**
  * The matches of a search (id, sort key, whether the account received the lead): from
  * `lead_search` when it serves the search, else from `leads`. Both give the same rows.
  */
 function matchesOf(filters: SearchFilters, accountId: number, useSearchTable: boolean): RawBuilder<unknown> {
-  if (useSearchTable && searchTableServes(filters)) {
-    return sql`
-      select s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key, (h.lead_id is not null) as received
-      from lead_search s
-      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = s.id
-      where ${searchTableCondition(filters)}`;
-  }
-  return sql`
-    select leads.id, ${sortColumn(filters)} as sort_key, (h.lead_id is not null) as received
-    from leads
-    left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = leads.id
-    where ${searchCondition(filters)}`;
+  const fromSearchTable = useSearchTable && searchTableServes(filters);
+  const columns = fromSearchTable
+    ? sql`s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key`
+    : sql`leads.id, ${sortColumn(filters)} as sort_key`;
+  return sql`select ${columns}, (h.lead_id is not null) as received ${matchesFrom(filters, accountId, useSearchTable)}`;
+}
+
+/** The counts over every match, as one parallel aggregate: no match leaves the workers. */
+function countsOf(filters: SearchFilters, accountId: number, useSearchTable: boolean): RawBuilder<unknown> {
+  return sql`select count(*)::int as total_matches, (count(*) filter (where h.lead_id is null))::int as new_matches
+    ${matchesFrom(filters, accountId, useSearchTable)}`;
 }
 
 /** The column a search sorts by (`sortBy` is a resolved, sortable field name). */
@@ -254,8 +269,9 @@ export interface SearchPageOptions {
 /**
  * The one query of a search or preview. The matches (id, sort key, received by the account) are
  * collected once, from the narrow `lead_search` when it serves the search (matchesOf); the counts
- * and one page come from them, and the page's leads are read with them. The sort runs on the
- * matches only, never by walking an index of the sort column.
+ * and one page come from them, and the page's leads are read with them. A broad search's page is
+ * first looked for by walking `lead_search` in sort order (pageWalkOrder); when the walk finds it,
+ * the counts are one parallel aggregate and no match is collected.
  *
  * Rows: one per lead of the page, in order (each with the counts), or a single row with the
  * counts and `page_id` null when the page is empty.
@@ -288,6 +304,7 @@ export function searchPageJsonQuery(
 }
 
 function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelect: RawBuilder<unknown>) {
+  const useSearchTable = options.useSearchTable ?? true;
   const offset = (filters.page - 1) * filters.limit;
   const pageOf = (source: RawBuilder<unknown>) =>
     sql`select m.id, m.sort_key, m.received from ${source} m
@@ -303,17 +320,86 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
               union all
               (select * from matches n where not n.received order by ${orderOf(filters, "n")} limit ${options.cap})
             )`)}) c where counts.new_matches > ${options.cap}`;
-  return sql<never>`
-    with matches as materialized (${matchesOf(filters, options.accountId, options.useSearchTable ?? true)}),
-    counts as materialized (
-      select count(*)::int as total_matches, (count(*) filter (where not received))::int as new_matches
-      from matches
-    )
+  const matches = sql`matches as materialized (${matchesOf(filters, options.accountId, useSearchTable)})`;
+  const countedMatches = sql`select count(*)::int as total_matches, (count(*) filter (where not received))::int as new_matches
+    from matches`;
+  const answer = (pageRows: RawBuilder<unknown>) => sql`
     select counts.total_matches, counts.new_matches, p.id as page_id, p.received, ${leadSelect}
     from counts
-    left join lateral (${page}) p on true
+    left join lateral (${pageRows}) p on true
     left join leads on leads.id = p.id
     order by ${orderOf(filters, "p")}`;
+
+  const walkOrder = useSearchTable ? pageWalkOrder(filters) : null;
+  if (walkOrder === null) {
+    return sql<never>`with ${matches}, counts as materialized (${countedMatches}) ${answer(page)}`;
+  }
+  // The walk (docs/search.md, "The broad page by walking the sort order"): the first `pageEnd`
+  // matches in sort order among the first WALK_ROWS_PER_PAGE_ROW * pageEnd leads of lead_search.
+  // When it finds them all (and, under a cap, no more new ones than the cap), they are the start
+  // of the result list, so the page is cut from them and the counts are one parallel aggregate.
+  // Otherwise the matches are collected as above. Each branch runs only when its condition holds.
+  const pageEnd = offset + filters.limit;
+  const gives = sql`(select yes from walk_gives_page)`;
+  return sql<never>`
+    with walk as materialized (
+      select s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key from (
+        select s.id, s.last_buying_signal, s.search_text, s.state from lead_search s
+        order by ${walkOrder} limit ${pageEnd * WALK_ROWS_PER_PAGE_ROW}
+      ) s
+      where ${searchTableCondition(filters)}
+      order by ${walkOrder} limit ${pageEnd}
+    ),
+    walked as materialized (
+      select w.id, w.sort_key, (h.lead_id is not null) as received from walk w
+      left join lead_export_history h on h.account_id = ${options.accountId} and h.lead_id = w.id
+    ),
+    walk_gives_page as materialized (
+      select count(*) = ${pageEnd}
+        ${options.cap === null ? sql`` : sql`and count(*) filter (where not received) <= ${options.cap}`} as yes
+      from walked
+    ),
+    ${matches},
+    counts as materialized (
+      select * from (${countsOf(filters, options.accountId, useSearchTable)}) c where ${gives}
+      union all
+      select * from (${countedMatches}) c where not ${gives}
+    )
+    ${answer(sql`
+      select * from (select w.* from walked w order by ${orderOf(filters, "w")} offset ${offset}) w where ${gives}
+      union all
+      select * from (${page}) f where not ${gives}`)}`;
+}
+
+/**
+ * Most leads a walk reads per lead of the result list up to the page's end: the walk finds the
+ * page when at least 1 lead in 50 matches (a broad search: 1 in 13 to 1 in 30 at 1M leads), and
+ * otherwise gives up after 2,500 leads for a first page of 50 (about 8 ms).
+ */
+const WALK_ROWS_PER_PAGE_ROW = 50;
+
+/** Deepest result position (page × limit) a page is walked for; deeper pages collect the matches. */
+const WALK_MAX_PAGE_END = 500;
+
+/**
+ * The index orders of `lead_search` a page can be read in (lead_search_signal_idx and the
+ * primary key), by sort key and direction; `lastBuyingSignal asc` (nulls last) has none.
+ */
+const WALK_ORDERS: ReadonlyMap<string, RawBuilder<unknown>> = new Map([
+  ["lastBuyingSignal desc", sql`s.last_buying_signal desc nulls last, s.id desc`],
+  ["id desc", sql`s.id desc`],
+  ["id asc", sql`s.id asc`],
+]);
+
+/**
+ * The index order to walk for a search's page, or null when the page is not walked: a search
+ * `lead_search` serves, without a state to include (a narrow search's matches are too sparse to
+ * find by walking), whose page ends within WALK_MAX_PAGE_END, in a walkable order.
+ */
+export function pageWalkOrder(filters: SearchFilters): RawBuilder<unknown> | null {
+  if (!searchTableServes(filters) || filters.stateInclude.length > 0) return null;
+  if (filters.page * filters.limit > WALK_MAX_PAGE_END) return null;
+  return WALK_ORDERS.get(`${filters.sortBy} ${filters.sortOrder}`) ?? null;
 }
 
 /** One row of searchPageQuery: the counts, and a lead of the page (null columns when none). */
