@@ -229,7 +229,7 @@ describe("searches served by lead_search", () => {
       for (const limit of [10, 40]) {
         const lastPage = Math.max(1, Math.ceil(expected.length / limit));
         for (const page of new Set([1, 2, lastPage])) {
-          for (const cap of [null, 7, 45]) {
+          for (const cap of [null, 0, 7, 45]) {
             const query = queryString(shape, page, limit);
             // The result list: every received match, and the first `cap` new ones.
             let newSeen = 0;
