@@ -211,38 +211,42 @@ export function searchTableCondition(filters: SearchFilters): Condition {
   return and(all);
 }
 
-/** FROM and WHERE of a search's matches, with the account's history (`h`) left-joined. */
-function matchesFrom(
+/**
+ * Where a search's matches come from: their id and sort key columns, and FROM and WHERE with the
+ * account's history (`h`) left-joined. From `lead_search` when it serves the search, else from
+ * `leads`; both give the same rows.
+ */
+function matchSource(
   filters: SearchFilters,
   accountId: number,
   useSearchTable: boolean,
-): RawBuilder<unknown> {
+): { columns: RawBuilder<unknown>; from: RawBuilder<unknown> } {
   if (useSearchTable && searchTableServes(filters)) {
-    return sql`from lead_search s
-      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = s.id
-      where ${searchTableCondition(filters)}`;
+    return {
+      columns: sql`s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key`,
+      from: sql`from lead_search s
+        left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = s.id
+        where ${searchTableCondition(filters)}`,
+    };
   }
-  return sql`from leads
-    left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = leads.id
-    where ${searchCondition(filters)}`;
+  return {
+    columns: sql`leads.id, ${sortColumn(filters)} as sort_key`,
+    from: sql`from leads
+      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = leads.id
+      where ${searchCondition(filters)}`,
+  };
 }
 
-/**
- * The matches of a search (id, sort key, whether the account received the lead): from
- * `lead_search` when it serves the search, else from `leads`. Both give the same rows.
- */
+/** The matches of a search: id, sort key, whether the account received the lead. */
 function matchesOf(filters: SearchFilters, accountId: number, useSearchTable: boolean): RawBuilder<unknown> {
-  const fromSearchTable = useSearchTable && searchTableServes(filters);
-  const columns = fromSearchTable
-    ? sql`s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key`
-    : sql`leads.id, ${sortColumn(filters)} as sort_key`;
-  return sql`select ${columns}, (h.lead_id is not null) as received ${matchesFrom(filters, accountId, useSearchTable)}`;
+  const { columns, from } = matchSource(filters, accountId, useSearchTable);
+  return sql`select ${columns}, (h.lead_id is not null) as received ${from}`;
 }
 
 /** The counts over every match, as one parallel aggregate: no match leaves the workers. */
 function countsOf(filters: SearchFilters, accountId: number, useSearchTable: boolean): RawBuilder<unknown> {
   return sql`select count(*)::int as total_matches, (count(*) filter (where h.lead_id is null))::int as new_matches
-    ${matchesFrom(filters, accountId, useSearchTable)}`;
+    ${matchSource(filters, accountId, useSearchTable).from}`;
 }
 
 /** The column a search sorts by (`sortBy` is a resolved, sortable field name). */
@@ -396,7 +400,7 @@ const WALK_ORDERS: ReadonlyMap<string, RawBuilder<unknown>> = new Map([
  * `lead_search` serves, without a state to include (a narrow search's matches are too sparse to
  * find by walking), whose page ends within WALK_MAX_PAGE_END, in a walkable order.
  */
-export function pageWalkOrder(filters: SearchFilters): RawBuilder<unknown> | null {
+function pageWalkOrder(filters: SearchFilters): RawBuilder<unknown> | null {
   if (!searchTableServes(filters) || filters.stateInclude.length > 0) return null;
   if (filters.page * filters.limit > WALK_MAX_PAGE_END) return null;
   return WALK_ORDERS.get(`${filters.sortBy} ${filters.sortOrder}`) ?? null;
