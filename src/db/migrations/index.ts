@@ -19,6 +19,7 @@ import * as m1850 from "./2026_11_24_1850_lead_live_updates.js";
 import * as m1900 from "./2026_11_24_1900_search_speed.js";
 import * as m251100 from "./2026_11_25_0100_search_state_text_index.js";
 import * as m251300 from "./2026_11_25_0300_search_signal_index.js";
+import * as m270100 from "./2026_11_27_0100_lead_fields.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_24_1900_search_speed": m1900,
   "2026_11_25_0100_search_state_text_index": m251100,
   "2026_11_25_0300_search_signal_index": m251300,
+  "2026_11_27_0100_lead_fields": m270100,
 };
