@@ -117,6 +117,11 @@ export interface ParseOptions {
    * the body form (a preset passes `["body", "filters"]`).
    */
   path?: string[];
+  /**
+   * Whether a missing positive filter is a 400 (default true: exports, presets). `GET /leads` and
+   * preview pass false and answer `requiresKeywords: true` instead (check hasPositiveFilter).
+   */
+  requirePositive?: boolean;
 }
 
 const INCLUDE_PARAMS = TERM_PARAMETERS.map((p) => ({
@@ -439,7 +444,7 @@ export function parseSearchFilters(
     database: "other",
   };
 
-  if (problems.details.length === 0 && !hasPositiveFilter(filters)) {
+  if (problems.details.length === 0 && options.requirePositive !== false && !hasPositiveFilter(filters)) {
     problems.add(
       "positiveKeywords",
       "at least one positive filter is required: positiveKeywords or an ...IncludeTerms parameter",
