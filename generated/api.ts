@@ -261,8 +261,10 @@ export interface paths {
         };
         /**
          * Get the result file link
-         * @description Returns a short-lived presigned link (5 minutes) to the run's CSV result file: one row per
-         *     URL with `Submitted URL`, `Status`, `Source`, `Credits Charged` and the lead columns.
+         * @description Returns a short-lived presigned link (5 minutes) to the run's CSV result file as
+         *     `downloadUrl` with `expiresInSeconds` (300; also as `url` and `expiresAt`, the older names):
+         *     one row per URL with `Submitted URL`, `Status`, `Source`, `Credits Charged` and the lead
+         *     columns.
          *     Available once `result.ready` is true; before that, or for a `failed` run, 409
          *     `result_not_ready`; 410 `file_unavailable` once the file expired (files are kept 90 days).
          */
@@ -290,11 +292,12 @@ export interface paths {
         put?: never;
         /**
          * Add blacklist entries
-         * @description Adds domains to the export blacklist. Leads on a blacklisted domain never appear in
-         *     exports, and push-lead with such a `leadId` gives 400 before anything is charged or sent.
-         *     Values are normalised (lower-case, no scheme, path or `www.`); a domain already listed, or
-         *     repeated in the request, is not added again and counts in `skipped`. Answers 201 even when
-         *     every entry was skipped.
+         * @description Adds domains to the export blacklist: several as `{entries: [...]}`, or one as
+         *     `{value, entryType}` (both forms answer the same shape). Leads on a blacklisted domain never
+         *     appear in exports, and push-lead with such a `leadId` gives 400 before anything is charged or
+         *     sent. Values are normalised (lower-case, no scheme, path or `www.`); one invalid value rejects
+         *     the whole request. A domain already listed, or repeated in the request, is not added again and
+         *     counts in `skipped`. Answers 201 even when every entry was skipped.
          */
         post: operations["addExportBlacklistEntries"];
         delete?: never;
@@ -416,7 +419,7 @@ export interface paths {
          * List exported files
          * @description Lists the account's exported files, newest first, one entry per file; expired files stay in
          *     the list with `downloadAvailable` false. Answers
-         *     `{data: [entries], totalCount, limit, offset}`.
+         *     `{data: [entries], totalCount, limit, offset}`; `limit=0` answers only the count.
          */
         get: operations["listExportHistory"];
         put?: never;
@@ -437,8 +440,8 @@ export interface paths {
         /**
          * Download an exported file
          * @description Downloads the file itself with its `Content-Type` and a `Content-Disposition` naming it.
-         *     410 `file_unavailable` when the file has expired (90 days after the export) or is no longer
-         *     stored.
+         *     410 `file_unavailable` when the file has expired (90 days after the export, `reason`
+         *     `expired`) or is no longer stored (`reason` `not_stored`).
          */
         get: operations["downloadExportFile"];
         put?: never;
@@ -459,8 +462,9 @@ export interface paths {
         /**
          * Get a direct download link
          * @description Issues a signed direct link to the file, valid 15 minutes, that works without an
-         *     `Authorization` header (for a browser or a download tool). 410 `file_unavailable` when the
-         *     file has expired or is no longer stored.
+         *     `Authorization` header (for a browser or a download tool), with the file's name, type, size,
+         *     lead count and expiry. 410 `file_unavailable` when the file has expired (`reason` `expired`)
+         *     or is no longer stored (`reason` `not_stored`).
          */
         get: operations["getExportFileDownloadUrl"];
         put?: never;
@@ -482,8 +486,9 @@ export interface paths {
          * Download a file by signed link
          * @description Downloads an exported file through a signed link issued by
          *     `GET /export-history/{id}/download-url` (or an export answered with links). No API key: the
-         *     token is the authorization. 410 `file_unavailable` when the link (15 minutes) or the file has
-         *     expired or the file is no longer stored; 404 `not_found` for a token that is not valid; 400
+         *     token is the authorization. 410 `file_unavailable` when the link (15 minutes, `reason`
+         *     `link_expired`) or the file has expired (`expired`) or the file is no longer stored
+         *     (`not_stored`); 404 `not_found` for a token that is not valid; 400
          *     `validation_error` for a path that is not a valid URL (malformed percent-encoding).
          */
         get: operations["downloadSignedFile"];
@@ -510,8 +515,13 @@ export interface paths {
         put?: never;
         /**
          * Create a filter preset
-         * @description Saves a named set of search parameters. `filters` is checked against the search parameters:
-         *     wrong types or values, or no positive filter, give 400 `validation_error`.
+         * @description Saves a named set of search parameters. `filters` is either the search parameters (lists as
+         *     arrays, JSON-array strings, or comma-separated strings for the comma-separated members),
+         *     checked like a search, or `{hash}`, a dashboard search string translated into the same search
+         *     parameters (its keyword lists are read again at each e-mail schedule send). Wrong types or
+         *     values, unknown hash keys, keyword list ids of another account, or no positive filter give
+         *     400 `validation_error`. The preset reads back in its canonical form, or as `{hash}` exactly as
+         *     sent.
          */
         post: operations["createFilterPreset"];
         delete?: never;
@@ -986,9 +996,13 @@ export interface paths {
         };
         get?: never;
         /**
-         * Replace a keyword list
-         * @description Replaces a keyword list: the body is the same as on create and every field is set from it
-         *     (an absent `sourceCategories` becomes null).
+         * Update a keyword list
+         * @description Updates a keyword list: any of `name`, `type`, `keywords`, `sourceCategories` (at least one).
+         *     A body with all of `name`, `type` and `keywords` (the body of create) replaces the list as
+         *     before: an absent `sourceCategories` becomes null. Any other body sets the fields sent and
+         *     keeps the others. Each field is checked and cleaned as on create; any other input field is
+         *     ignored; a body with none of the four gives 400 `validation_error`. E-mail schedules whose
+         *     preset names the list use its new content at their next send.
          */
         put: operations["updateKeywordList"];
         post?: never;
@@ -1128,8 +1142,11 @@ export interface paths {
          * Search leads
          * @description Searches the lead database and returns one page of leads (see `LeadSearchFilters` for the
          *     matching rules). Each returned lead new to the account costs 1 credit and is recorded in the
-         *     lead export history (method `api`); a lead the account already received is free. Results
-         *     are capped at the spendable balance (then `X-Credits-Capped: true`). 402
+         *     lead export history (method `api`); a lead the account already received is free. New leads
+         *     are capped at the smaller of `maxCredits` and the spendable balance (`X-Credits-Capped: true`
+         *     when the balance cut them); with `maxCredits` or `maxResults` new leads come first, then
+         *     leads the account already received, and the page is cut to `maxResults`. Without a positive
+         *     filter: 200 with no leads and `requiresKeywords: true`, nothing charged. 402
          *     `insufficient_credits` only when a concurrent request spent the balance first; 429
          *     `charge_in_progress` while another request of the account is charging; 429
          *     `lead_query_capacity_busy` above 10 concurrent lead queries of the account.
@@ -1154,15 +1171,23 @@ export interface paths {
         put?: never;
         /**
          * Export leads
-         * @description Exports every lead matching the filters, within the cost controls, as a file (CSV, JSON,
-         *     XLSX, or a ZIP when the format splits it), or with `inline: false` as signed links. Charging
-         *     is as for search: 1 credit per lead new to the account, capped at the spendable balance
-         *     (`X-Credits-Capped: true`); blacklisted domains never appear. Every check that can refuse
-         *     the export runs before anything is charged: 400 `export_too_large` when one XLSX file would
-         *     hold more than 20,000 rows; 400 `validation_error` for a `formatId` the account does not have. A long-running request: it answers
-         *     202 with a job when the work does not finish within the wait. When an XLSX file could hold
-         *     more than 20,000 rows, the request counts the matching leads first, as a lead query of the
-         *     account: 429 `lead_query_capacity_busy` when 10 already run.
+         * @description Exports the leads matching the search parameters (`filters`), or the leads of `selectedIds`,
+         *     within the cost controls. Charging is as for search: 1 credit per lead new to the account,
+         *     capped at the spendable balance (`X-Credits-Capped: true`); blacklisted domains never appear.
+         *
+         *     The answer: a client that accepts JSON (no `Accept`, any type, or `application/json` first)
+         *     gets the JSON answer (`LeadExportLinks`: the files, `leadCount`, `exportId`, `databaseType`,
+         *     `creditsUsed`, `creditsRemaining`, ...) with each file's contents in `files[].data` (text for
+         *     CSV and JSON, base64 for XLSX), or with `inline: false` its download links instead. A client whose `Accept`
+         *     prefers a file (`text/csv`, the XLSX type, `application/zip` or `application/octet-stream`)
+         *     gets the file itself (a ZIP when the format splits the export).
+         *
+         *     Every check that can refuse the export runs before anything is charged: 400
+         *     `export_too_large` when one XLSX file would hold more than 20,000 rows; 400 `validation_error`
+         *     for invalid input or a `formatId` the account does not have. A long-running request: it
+         *     answers 202 with a job when the work does not finish within the wait. When an XLSX file could
+         *     hold more than 20,000 rows, the request counts the matching leads first, as a lead query of
+         *     the account: 429 `lead_query_capacity_busy` when 10 already run.
          */
         post: operations["exportLeads"];
         delete?: never;
@@ -1204,7 +1229,9 @@ export interface paths {
          * Preview a lead search
          * @description Runs the same search for free: how many leads match, how many are new or already received,
          *     what exporting them would cost, and the page of leads with contact details masked except on
-         *     leads the account already received. Nothing is charged or recorded. 429
+         *     leads the account already received (`contactExported: true`). Nothing is charged or
+         *     recorded. `excludePurchased=true` leaves out the leads the account already received. Without
+         *     a positive filter: 200 with no leads and `requiresKeywords: true`. 429
          *     `lead_query_capacity_busy` above 10 concurrent lead queries of the account.
          */
         get: operations["previewLeads"];
@@ -1263,9 +1290,13 @@ export interface paths {
         head?: never;
         /**
          * Update the overage budget
-         * @description Sets, changes or disables the overage budget. `budgetAmount` 0 or null disables overage
-         *     and clears the configuration; disabling is always allowed. A body with neither field, or
-         *     a `budgetType` without an amount while no budget is set, gives 400 `bad_request`.
+         * @description Sets, changes or disables the overage budget. `{enabled: false}`, or `budgetAmount` 0 or
+         *     null, disables overage and clears the configuration (overage already used is still charged);
+         *     disabling is always allowed. `{enabled: true, budgetAmount, budgetType?}` sets it
+         *     (`budgetType` defaults to `dollars`). `enabled` contradicted by `budgetAmount` (`false` with
+         *     an amount above 0, `true` without one) gives 400 `validation_error`. Without `enabled`, a body
+         *     with neither field, or a `budgetType` without an amount while no budget is set, gives 400
+         *     `bad_request`.
          *     Enabling or changing a budget needs an active subscription with a credit plan and a saved
          *     payment method, else 400 `bad_request`. An amount above 5 times the plan's monthly credits
          *     (or their dollar value at the overage rate) gives 400 `validation_error`.
@@ -1674,10 +1705,23 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
-        /** @description Entries to add to the export blacklist. */
+        /**
+         * @description Entries to add to the export blacklist: several as `entries`, or one as `value` with
+         *     `entryType`. Sending both forms, or neither, gives 400 `validation_error`.
+         */
         BlacklistAddRequest: {
-            /** @description The entries to add; at least one. */
-            entries: components["schemas"]["BlacklistEntryInput"][];
+            /** @description The entries to add; at least one. Not together with `value` and `entryType`. */
+            entries?: components["schemas"]["BlacklistEntryInput"][];
+            /**
+             * @description One entry's kind (`domain`), with `value`; required when `value` is sent. Not together with
+             *     `entries`.
+             */
+            entryType?: components["schemas"]["BlacklistEntryType"];
+            /**
+             * @description One entry's value, with `entryType`: a domain or a URL on it, normalised like the values of
+             *     `entries`. Not together with `entries`.
+             */
+            value?: string;
         };
         /** @description The result of adding blacklist entries. */
         BlacklistAddResult: {
@@ -1860,6 +1904,11 @@ export interface components {
             /** @description The created resource. */
             data: components["schemas"]["CreatedWebhookIntegration"];
         };
+        /**
+         * Format: int32
+         * @description A credit cap: a whole number of credits, 0 or more.
+         */
+        CreditCap: number;
         /** @description Data of `credit.low_balance`: the spendable balance fell below the threshold. */
         CreditLowBalanceData: {
             /**
@@ -2639,6 +2688,13 @@ export interface components {
         /** @description A short-lived link to an enrichment result file. */
         EnrichmentDownload: {
             /** @description Presigned URL of the CSV result file; fetch it without an Authorization header. */
+            downloadUrl: string;
+            /**
+             * Format: int32
+             * @description Seconds the link works from now: 300 (5 minutes), fewer when the file expires sooner.
+             */
+            expiresInSeconds: number;
+            /** @description The same link as `downloadUrl`, under its older name. */
             url: string;
             /**
              * Format: date-time
@@ -2904,6 +2960,11 @@ export interface components {
          */
         ExportCompletedMethod: "dashboard" | "api" | "email_schedule";
         /**
+         * @description Why an exported file cannot be served now.
+         * @enum {string}
+         */
+        ExportFileGoneReason: "expired" | "not_stored" | "link_expired";
+        /**
          * @description The channel that produced an exported file.
          * @enum {string}
          */
@@ -2913,6 +2974,20 @@ export interface components {
          * @enum {string}
          */
         ExportFileType: "csv" | "json" | "xlsx";
+        /** @description 410: the export file has expired or is no longer stored; `reason` says which. */
+        ExportFileUnavailableError: {
+            /**
+             * @description Stable machine-readable error code.
+             * @enum {string}
+             */
+            error: "file_unavailable";
+            /** @description Human-readable explanation of the error. */
+            message: string;
+            /** @description One entry per problem found in the request, when the error is about its input. */
+            details?: components["schemas"]["ErrorDetail"][];
+            /** @description Why the file cannot be served. */
+            reason: components["schemas"]["ExportFileGoneReason"];
+        };
         /**
          * @description A saved export format: which columns an export file has, in which order and under which
          *     headers, its file type, and how a large export is split into several files.
@@ -3110,6 +3185,12 @@ export interface components {
             /** @description Whether this is the `_total` file of a split export, holding every lead of the export. */
             isTotal: boolean;
             /**
+             * @description The search parameters of the export that wrote the file, in their canonical JSON form (every
+             *     list a JSON array); null for files not written from a search (an export of `selectedIds`, an
+             *     e-mail schedule's send).
+             */
+            filters: components["schemas"]["LeadSearchFilters"] | null;
+            /**
              * Format: date-time
              * @description When the file was exported.
              */
@@ -3245,17 +3326,46 @@ export interface components {
          *     generators read the answer as binary (a `Blob`) rather than as text or JSON (docs/contract.md).
          */
         FileBytes: string;
-        /** @description A signed direct link to an exported file. */
+        /** @description A signed direct link to an exported file, with the file's facts. */
         FileDownloadLink: {
             /**
              * Format: uri
              * @description Absolute URL of the file (`.../api/v1/files/{token}`); fetch it without an `Authorization`
-             *     header. It works until `expiresAt`.
+             *     header. It works for `expiresInSeconds` (15 minutes, or until the file expires if sooner).
+             */
+            downloadUrl: string;
+            /**
+             * Format: int32
+             * @description Seconds from now until `downloadUrl` stops working.
+             */
+            expiresInSeconds: number;
+            /** @description The file's name. */
+            fileName: string;
+            /** @description The file's type. */
+            fileType: components["schemas"]["ExportFileType"];
+            /**
+             * Format: int32
+             * @description The file's size in bytes.
+             */
+            fileSize: number;
+            /**
+             * Format: int32
+             * @description Number of leads in the file.
+             */
+            leadCount: number;
+            /**
+             * Format: date-time
+             * @description When the file itself stops being downloadable (90 days after the export).
+             */
+            fileExpiresAt: string;
+            /**
+             * Format: uri
+             * @description The same link as `downloadUrl` (the earlier name).
              */
             url: string;
             /**
              * Format: date-time
-             * @description When the link stops working: 15 minutes after it was issued (or the file's expiry, if sooner).
+             * @description When the link stops working (whole seconds).
              */
             expiresAt: string;
         };
@@ -3289,8 +3399,11 @@ export interface components {
             id: number;
             /** @description The preset's name (trimmed). */
             name: string;
-            /** @description The saved search parameters (members outside the search parameters are not kept). */
-            filters: components["schemas"]["LeadSearchFilters"];
+            /**
+             * @description The saved search parameters (members outside the search parameters are not kept), or the
+             *     `hash` as sent.
+             */
+            filters: components["schemas"]["FilterPresetFilters"];
             /**
              * Format: date-time
              * @description When the preset was created.
@@ -3305,11 +3418,895 @@ export interface components {
              */
             name: string;
             /**
-             * @description The search parameters to save, in their JSON form (list-valued members are arrays of
-             *     strings). They are checked like a search: a wrong type or value, or no positive filter,
-             *     gives 400 `validation_error`; members outside the search parameters are ignored.
+             * @description The search parameters to save (lists as arrays, JSON-array strings, or comma-separated
+             *     strings for the comma-separated members), or `{hash}`: a dashboard search string. See
+             *     `FilterPresetFiltersInput`.
              */
-            filters: components["schemas"]["LeadSearchFilters"];
+            filters: components["schemas"]["FilterPresetFiltersInput"];
+        };
+        /**
+         * @description The saved filters of a preset: the search parameters in their canonical form (the preset was
+         *     created with search parameters), or `{hash}` exactly as sent (the preset was created with a
+         *     dashboard search string).
+         */
+        FilterPresetFilters: {
+            /**
+             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). Case-insensitive
+             *     substrings; `*` is a wildcard (any run of characters within one value: `*auto*repair*`
+             *     matches "auto body repair"), and in the URL columns so is a space. In a query: a JSON array
+             *     string or comma-separated; in a body: an array or a JSON array string. Example:
+             *     `["*dental*", "*dentist*"]`.
+             */
+            positiveKeywords?: string[] | string;
+            /**
+             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2; leads
+             *     whose columns are empty stay). Wildcards and forms as in `positiveKeywords`. Example:
+             *     `["*franchise*"]`.
+             */
+            negativeKeywords?: string[] | string;
+            /**
+             * @description Columns of the keywords (the OR group of phase 1, and what negative keywords are checked
+             *     against). Default: `wOgrequestedUrl`, `wSimpleCrawledUrl`, `wCompanyName`,
+             *     `aiCategoryEstimation` (the four searched columns, the only fast ones). Also:
+             *     `wProfileDescriptionShort`, `wAddressCity`, `wAddressState`, `wAddressZip`, `wPhonePrimary`
+             *     (primary phone), `wPhoneTotal` (either phone), `wEmailPrimary` (primary e-mail),
+             *     `wEmailTier1` to `wEmailTier6`, and `street`; any name or alias of these lead fields
+             *     (`companyName`, `registeredUrl`, ...) is accepted. Our own `phone` means either phone and
+             *     `email` any of the eight e-mail fields. An unknown name gives 400 `validation_error`.
+             *     Forms as in `positiveKeywords`. Example: `["wCompanyName", "wProfileDescriptionShort"]`.
+             */
+            orColumns?: string[] | string;
+            /**
+             * @description Terms for the company name; they join the OR group of phase 1 when the company name is in
+             *     `orColumns` (the default), otherwise a lead must match one of them. Wildcards as in
+             *     `positiveKeywords`. Example: `["*bakery*"]`.
+             */
+            nameIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose company name matches any of them. Example: `["*franchise*"]`. */
+            nameExcludeTerms?: string[];
+            /**
+             * @description Terms for the registered URL (`wOgrequestedUrl`), as `nameIncludeTerms`; a space is a
+             *     wildcard too. Example: `["pool repair"]`.
+             */
+            urlIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose registered URL matches any of them. Example: `[".org"]`. */
+            urlExcludeTerms?: string[];
+            /**
+             * @description Terms for the crawled URL (`wSimpleCrawledUrl`), as `nameIncludeTerms`; a space is a wildcard
+             *     too. Example: `["facebook.com"]`.
+             */
+            crawledUrlIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose crawled URL matches any of them. Example: `["yelp.com"]`. */
+            crawledUrlExcludeTerms?: string[];
+            /**
+             * @description Terms for the short description; not in the default `orColumns`, so a lead must match one of
+             *     them unless `wProfileDescriptionShort` is added. Example: `["family owned"]`.
+             */
+            descriptionIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose short description matches any of them. Example: `["chain"]`. */
+            descriptionExcludeTerms?: string[];
+            /** @description Terms for the city (our own parameter; `cityInclude` is the usual one). Example: `["rock"]`. */
+            cityIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose city matches any of them. Example: `["springs"]`. */
+            cityExcludeTerms?: string[];
+            /** @description Terms for the street (our own parameter). Example: `["main st"]`. */
+            streetIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose street matches any of them. Example: `["suite"]`. */
+            streetExcludeTerms?: string[];
+            /**
+             * @description Terms for either phone (our own parameter, matched as text; the contact filters
+             *     `phoneTotalInclude` compare digits). Example: `["(512)"]`.
+             */
+            phoneIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose phones match any of them. Example: `["(000)"]`. */
+            phoneExcludeTerms?: string[];
+            /** @description Terms for any of the eight e-mail fields (our own parameter). Example: `["@acme-co.com"]`. */
+            emailIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose e-mail fields match any of them. Example: `["gmail"]`. */
+            emailExcludeTerms?: string[];
+            /**
+             * @description A plain substring (case-insensitive; `*` and spaces are literal) that the company name, a URL,
+             *     the short description, the city or the primary phone must contain. Narrows the search; it is
+             *     not a positive filter. Example: `organic coffee`.
+             */
+            search?: string;
+            /**
+             * @description Keep only leads in one of these states (two-letter codes, any case). In a query and a body:
+             *     comma-separated (`TX,OK`) or a JSON array (string). Example: `TX,OK`.
+             */
+            stateInclude?: string[] | string;
+            /** @description Remove leads in any of these states (forms as in `stateInclude`). Example: `CA,NY`. */
+            stateExclude?: string[] | string;
+            /**
+             * @description Keep only leads whose city contains one of these (case-insensitive substrings). Example:
+             *     `["Austin"]`.
+             */
+            cityInclude?: string[];
+            /** @description Remove leads whose city contains any of these. Example: `["Springs"]`. */
+            cityExclude?: string[];
+            /**
+             * @description Keep only leads in one of these ZIP codes: 5 digits (or ZIP+4) select that ZIP exactly
+             *     (ZIP+4 values compare all nine digits); 1-4 digits are a prefix (`787` selects 787xx).
+             *     Example: `["78701", "78702"]`.
+             */
+            zipInclude?: string[];
+            /** @description Remove leads in any of these ZIP codes (values as in `zipInclude`). Example: `["78701"]`. */
+            zipExclude?: string[];
+            /** @description Keep only leads whose street contains one of these (case-insensitive). Example: `["Main St"]`. */
+            streetInclude?: string[];
+            /** @description Remove leads whose street contains any of these. Example: `["PO Box"]`. */
+            streetExclude?: string[];
+            /** @description Leads without a state only, or with one only. Example: `exclude_empty`. */
+            stateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a city only, or with one only. Example: `exclude_empty`. */
+            cityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a ZIP code only, or with one only. Example: `exclude_empty`. */
+            zipEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a street only, or with one only. Example: `exclude_empty`. */
+            streetEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a short description only, or with one only. Example: `exclude_empty`. */
+            descriptionEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Earliest Last Buying Signal (inclusive): an ISO 8601 date or date-time (without an offset:
+             *     UTC), or `rel:<n><unit>` (n 1-100000; `h`, `d`, `w`, `m` months, `y` years before the
+             *     request). Example: `rel:30d`.
+             */
+            lastBuyingSignalFrom?: string;
+            /**
+             * @description Latest Last Buying Signal (inclusive; a date alone means the start of that day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `2026-09-30T23:59:59Z`.
+             */
+            lastBuyingSignalTo?: string;
+            /** @description Older name of `lastBuyingSignalFrom` (which wins when both are sent). Example: `rel:7d`. */
+            lastUpdatedFrom?: string;
+            /** @description Older name of `lastBuyingSignalTo` (which wins when both are sent). Example: `2026-09-30`. */
+            lastUpdatedTo?: string;
+            /**
+             * @description Earliest domain registration date (inclusive; a date-time counts by its UTC day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `rel:6m`.
+             */
+            registrationDateFrom?: string;
+            /** @description Latest domain registration date (inclusive). Example: `2026-09-30`. */
+            registrationDateTo?: string;
+            /**
+             * @description Earliest time the website was crawled (inclusive). Formats as in `lastBuyingSignalFrom`.
+             *     Example: `rel:30d`.
+             */
+            timeScrapedFrom?: string;
+            /**
+             * @description Latest time the website was crawled (inclusive; a date alone includes that whole day).
+             *     Example: `2026-09-30`.
+             */
+            timeScrapedTo?: string;
+            /**
+             * @description Keep only leads whose Buying Signal Type has any of these types (exact, case-sensitive):
+             *     `Newly Added`, `Phone Primary`, `Total Phones`, `Email Primary`, `Tier 1 Emails`,
+             *     `Tier 2 Emails`, `Address Full`, `Instagram`, `LinkedIn`, `Facebook`, `YouTube`, `TikTok`,
+             *     `X (Twitter)`, `Google Maps`, `Yelp`, `Pinterest`, `Other Social`; also the types our own
+             *     imports write (`Primary Phone`, `Primary Email`, `Tier 1 Email`, `Tier 2 Email`,
+             *     `Full Address`, which match their other spelling) and imported types such as `new_website`.
+             *     An unknown type gives 400. Comma-separated or a JSON array (string). Example:
+             *     `Newly Added,Phone Primary`.
+             */
+            buyingSignalTypeFilter?: string[] | string;
+            /** @description Older name of `buyingSignalTypeFilter` (which wins when both are sent). Example: `Newly Added`. */
+            updateReasonFilter?: string[] | string;
+            /**
+             * @description Keeps only leads where the primary phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary phone matches any of these items (leads without a value stay).
+             *     Items as in `phonePrimaryInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phonePrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary phone matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `["555-0142"]`.
+             */
+            phoneSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary phone matches any of these items (leads without a value
+             *     stay). Items as in `phoneSecondaryInclude`. Example: `["555-0142"]`.
+             */
+            phoneSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary phone, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where any of the lead's phones (primary or secondary) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Phones compare their digits
+             *     when the item has any (formatting, a leading `+1` or a leading 1 of an 11-digit number do not
+             *     matter), else their text. Example: `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where any of the lead's phones (primary or secondary) matches any of these items
+             *     (leads without a value stay). Items as in `phoneTotalInclude`. Example:
+             *     `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without any phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneTotalEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the primary e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailPrimaryInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailPrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary e-mail address matches any of these items (a lead without
+             *     a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailSecondaryInclude`. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary e-mail address, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 1 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 1 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier1Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 1 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier1EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 2 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 2 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier2Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 2 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier2EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 3 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 3 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier3Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 3 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier3EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 4 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 4 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier4Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 4 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier4EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 5 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 5 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier5Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 5 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier5EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 6 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 6 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier6Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 6 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier6EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the employee count (as text, for example `12`) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["12"]`.
+             */
+            employeeCountInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the employee count (as text, for example `12`) matches any of these items
+             *     (leads without a value stay). Items as in `employeeCountInclude`. Example: `["12"]`.
+             */
+            employeeCountExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an employee count, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            employeeCountEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (leads
+             *     without a value stay). Items as in `foundingDateInclude`. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founding date, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            foundingDateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where whether the business is a chain (`true` or `yes`, `false` or `no`)
+             *     matches any of these items (a lead without a value is left out). Items: strings or {"v":
+             *     "text", "m": "contains" | "starts" | "ends"} (default contains); `*` is a literal character.
+             *     Case-insensitive. Example: `["yes"]`.
+             */
+            isChainInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where whether the business is a chain (`true` or `yes`, `false` or `no`) matches
+             *     any of these items (leads without a value stay). Items as in `isChainInclude`. Example:
+             *     `["yes"]`.
+             */
+            isChainExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an is-chain value, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            isChainEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the price range matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["$$"]`.
+             */
+            priceRangeInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the price range matches any of these items (leads without a value stay).
+             *     Items as in `priceRangeInclude`. Example: `["$$"]`.
+             */
+            priceRangeExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a price range, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            priceRangeEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the legal name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the legal name matches any of these items (leads without a value stay).
+             *     Items as in `legalNameInclude`. Example: `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a legal name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            legalNameEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the NAICS industry code matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the NAICS industry code matches any of these items (leads without a value
+             *     stay). Items as in `industryNaicsInclude`. Example: `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a NAICS code, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            industryNaicsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the DUNS number matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["123456789"]`.
+             */
+            dunsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the DUNS number matches any of these items (leads without a value stay).
+             *     Items as in `dunsInclude`. Example: `["123456789"]`.
+             */
+            dunsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a DUNS number, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            dunsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Garcia"]`.
+             */
+            founderInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder name matches any of these items (leads without a value stay).
+             *     Items as in `founderInclude`. Example: `["Garcia"]`.
+             */
+            founderExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `founderEmailInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmailEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder phone matches any of these items (leads without a value stay).
+             *     Items as in `founderPhoneInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderPhoneEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the opening hours matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Sa"]`.
+             */
+            openingHoursInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the opening hours matches any of these items (leads without a value stay).
+             *     Items as in `openingHoursInclude`. Example: `["Sa"]`.
+             */
+            openingHoursExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without opening hours, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            openingHoursEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the area served matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Austin"]`.
+             */
+            areaServedInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the area served matches any of these items (leads without a value stay).
+             *     Items as in `areaServedInclude`. Example: `["Austin"]`.
+             */
+            areaServedExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an area served, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            areaServedEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the offers matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["free estimate"]`.
+             */
+            offersInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the offers matches any of these items (leads without a value stay). Items
+             *     as in `offersInclude`. Example: `["free estimate"]`.
+             */
+            offersExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without offers, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            offersEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the brand matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Acme"]`.
+             */
+            brandInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the brand matches any of these items (leads without a value stay). Items as
+             *     in `brandInclude`. Example: `["Acme"]`.
+             */
+            brandExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a brand, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            brandEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the slogan matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["since 1990"]`.
+             */
+            sloganInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the slogan matches any of these items (leads without a value stay). Items
+             *     as in `sloganInclude`. Example: `["since 1990"]`.
+             */
+            sloganExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a slogan, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            sloganEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the logo URL matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `[".png"]`.
+             */
+            logoUrlInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the logo URL matches any of these items (leads without a value stay). Items
+             *     as in `logoUrlInclude`. Example: `[".png"]`.
+             */
+            logoUrlExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a logo URL, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            logoUrlEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each social profile URL matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["instagram.com"]`.
+             */
+            socialProfilesInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each social profile URL matches any of these items (leads without a value
+             *     stay). Items as in `socialProfilesInclude`. Example: `["instagram.com"]`.
+             */
+            socialProfilesExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a social profile URL, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            socialProfilesEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the website platform matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Shopify"]`.
+             */
+            platformInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the website platform matches any of these items (leads without a value
+             *     stay). Items as in `platformInclude`. Example: `["Shopify"]`.
+             */
+            platformExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a website platform, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            platformEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the booking, operations and CRM software matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the booking, operations and CRM software matches any of these items (leads
+             *     without a value stay). Items as in `bookingOpsCrmSoftwareInclude`. Example: `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without booking, operations or CRM software, `exclude_empty` only
+             *     leads with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            bookingOpsCrmSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the reputation and chat software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Podium"]`.
+             */
+            reputationChatSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the reputation and chat software matches any of these items (leads without
+             *     a value stay). Items as in `reputationChatSoftwareInclude`. Example: `["Podium"]`.
+             */
+            reputationChatSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without reputation or chat software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            reputationChatSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the marketing and e-mail software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the marketing and e-mail software matches any of these items (leads without
+             *     a value stay). Items as in `marketingEmailSoftwareInclude`. Example: `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without marketing or e-mail software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            marketingEmailSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the ad pixels matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Meta Pixel"]`.
+             */
+            adPixelsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the ad pixels matches any of these items (leads without a value stay).
+             *     Items as in `adPixelsInclude`. Example: `["Meta Pixel"]`.
+             */
+            adPixelsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without ad pixels, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            adPixelsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the payment and financing software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Stripe"]`.
+             */
+            paymentFinancingSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the payment and financing software matches any of these items (leads
+             *     without a value stay). Items as in `paymentFinancingSoftwareInclude`. Example: `["Stripe"]`.
+             */
+            paymentFinancingSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without payment or financing software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            paymentFinancingSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * Format: double
+             * @description Minimum review rating (0-5) of `stars`; leads without one are left out. Example: `4`.
+             */
+            minStars?: number;
+            /**
+             * Format: double
+             * @description Maximum review rating (0-5) of `stars`; leads without one are left out. Example: `5`.
+             */
+            maxStars?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of reviews; leads without a count are left out. Example: `10`.
+             */
+            minReviewCount?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of reviews; leads without a count are left out. Example: `500`.
+             */
+            maxReviewCount?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of locations; leads without a value are left out. Example: `2`.
+             */
+            minNumLocations?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of locations; leads without a value are left out. Example: `10`.
+             */
+            maxNumLocations?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of job postings on the website; leads without a value are left out. Example: `1`.
+             */
+            minOpenPositions?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of job postings on the website; leads without a value are left out. Example: `20`.
+             */
+            maxOpenPositions?: number;
+            /** @description Leads without a careers page (no job postings value) only, or with one only. Example: `exclude_empty`. */
+            openPositionsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * Format: double
+             * @description Minimum review rating value; leads without one are left out. Example: `4.5`.
+             */
+            minRatingValue?: number;
+            /**
+             * Format: double
+             * @description Maximum review rating value; leads without one are left out. Example: `5`.
+             */
+            maxRatingValue?: number;
+            /**
+             * @description Keep only leads whose primary e-mail's provider is one of these domains (exact,
+             *     case-insensitive). Example: `["google.com", "outlook.com"]`.
+             */
+            emailPrimaryMxValues?: string[];
+            /** @description Keep only leads whose website's e-mail provider is one of these domains. Example: `["google.com"]`. */
+            emailDomainMxValues?: string[];
+            /**
+             * @description Keep only leads whose website e-mail security has any of these values (exact,
+             *     case-insensitive). Example: `["spf", "dmarc"]`.
+             */
+            emailSecurityValues?: string[];
+            /** @description Keep only leads whose address source is one of these values (exact, case-insensitive). Example: `["google_maps"]`. */
+            addressSourceValues?: string[];
+            /** @description Leads without a primary e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailPrimaryMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a website e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailDomainMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without website e-mail security values only, or with some only. Example: `exclude_empty`. */
+            emailSecurityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without an address source only, or with one only. Example: `exclude_empty`. */
+            addressSourceEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keep only leads with a website schema type that contains any of these (case-insensitive
+             *     substrings; `GET /leads/other/schema-types` lists the types). Comma-separated or a JSON array
+             *     (string). Example: `LocalBusiness,Dentist`.
+             */
+            websiteSchemaFilter?: string[] | string;
+            /** @description `yes`: only leads whose website redirects; `no`: the others, also without a value. Example: `no`. */
+            redirectFilter?: components["schemas"]["LeadSearchRedirectFilter"];
+            /**
+             * @description Lead field to sort by: `lastBuyingSignal` (the default), our own `lastUpdated`, or any
+             *     single-valued lead field by name or `w*` name: `wCompanyName`, `wOgrequestedUrl`,
+             *     `wSimpleCrawledUrl`, `wProfileDate`, `wRedirectYn`, `wAddressCity`, `wAddressState`,
+             *     `wAddressZip`, `wPhonePrimary`, `wEmailPrimary`, `wTimeScraped`, `wEmployeeCount`,
+             *     `wFoundingDate`, `wIsChain`, `wPriceRange`, `wLegalName`, `wIndustryNaics`, `wDuns`,
+             *     `wSlogan`, `wEmailPrimaryMx`, `wEmailDomainMx`, `wAddressSource`, `wNumLocations`,
+             *     `wOpenPositions`, `wRatingValue`, `wReviewCount`, ...; a list field (`wEmailSecurity`) sorts
+             *     by its items as text. Leads without a value sort last. An unknown name gives 400
+             *     `validation_error`. Example: `wCompanyName`.
+             */
+            sortBy?: string;
+            /** @description Sort direction: `asc` or `desc` (the default). Example: `asc`. */
+            sortOrder?: components["schemas"]["SortOrder"];
+            /**
+             * Format: int32
+             * @description Page number, from 1 (search and preview; ignored by export); default 1. Example: `2`.
+             */
+            page?: number;
+            /**
+             * Format: int32
+             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100. Example: `50`.
+             */
+            limit?: number;
+            /** @description The lead database to search; any value resolves to `other` (the Main database). Example: `other`. */
+            database?: string;
+            /**
+             * @description The dashboard search string the preset was created with, exactly as sent; present only on
+             *     such presets, and then the only member. Its keyword lists (`nkl`, `ukl`, `ckl`, `dkl`) are
+             *     read at each e-mail schedule send.
+             */
+            hash?: string;
+        };
+        /**
+         * @description The filters of a new preset, in one of two forms (checked by the service, not by schema; every
+         *     problem gives 400 `validation_error` with `details` under `body.filters`):
+         *
+         *     - **Search parameters**: the members of `LeadSearchFilters` in their body form. A list-valued
+         *     member may be a JSON array of strings, a JSON-array string (`"[\"*dental*\",\"*dentist*\"]"`),
+         *     or, for the comma-separated members (`stateInclude`, `stateExclude`,
+         *     `buyingSignalTypeFilter`, `updateReasonFilter`, `websiteSchemaFilter`), a comma-separated
+         *     string (`"NY"`, `"FL, GA"`; each piece trimmed). They are checked like a search: a wrong type
+         *     or value, or no positive filter, gives 400.
+         *     - **`{hash}`**: a dashboard search string, URL-query style (a leading `#` is optional), alone
+         *     in `filters`. Keys: `ni`/`ne` (company name include/exclude), `ui`/`ue` (registered URL),
+         *     `cli`/`cle` (crawled URL), `di`/`de` (short description), `ci`/`ce` (city), `zi`/`ze` (ZIP):
+         *     JSON arrays of strings, URL-encoded; `si`/`se` (state codes), `orc` (keyword columns, as
+         *     `orColumns`), `urf` (buying signal types): comma-separated; `rf` (redirect, `yes` or `no`);
+         *     `q` (plain substring search, as `search`); `nkl`, `ukl`, `ckl`, `dkl`: comma-separated ids of
+         *     the account's keyword lists (a positive list's keywords become `positiveKeywords`, a negative
+         *     list's `negativeKeywords`). An id that is not one of the account's lists, another key, a key
+         *     given twice, a malformed value, or no positive filter (a non-empty `ni`, `ui`, `cli` or `di`,
+         *     or a positive keyword list) gives 400 with `details` at `body.filters.hash`.
+         */
+        FilterPresetFiltersInput: {
+            /**
+             * @description A dashboard search string such as `#ni=%5B%22*dental*%22%5D&si=TX,OK`; when sent, no other
+             *     member may be.
+             */
+            hash?: string;
+        } & {
+            [key: string]: unknown;
         };
         FilterPresetListResponse: {
             /** @description The result. */
@@ -3821,7 +4818,7 @@ export interface components {
          * @description The `data` of a finished job's stored JSON answer: that of the operation that started it
          *     (`kind` of the 202 answer): the category suggestions (`ai_suggest_categories`), the schedule
          *     send result (`email_schedule_trigger`), the refresh results (`lead_history_refresh`) or the
-         *     signed links of an export with `inline: false` (`api_leads_export`).
+         *     JSON answer of an export (`api_leads_export`: its files inline, or with `inline: false` their links).
          */
         JobResult: components["schemas"]["CategorySuggestions"] | components["schemas"]["ScheduleSendResult"] | components["schemas"]["LeadRefreshResult"] | components["schemas"]["LeadExportLinks"];
         /** @description 410: the job's answer is no longer kept. */
@@ -3923,7 +4920,7 @@ export interface components {
              */
             createdAt: string;
         };
-        /** @description A keyword list as sent to create it or to replace it; any other input field is ignored. */
+        /** @description A keyword list as sent to create it; any other input field is ignored. */
         KeywordListInput: {
             /**
              * @description The list's name: trimmed of surrounding white space, then 1-255 characters. A name of only
@@ -3951,8 +4948,28 @@ export interface components {
          */
         KeywordListType: "positive" | "negative";
         /**
+         * @description Changes to a keyword list: any of `name`, `type`, `keywords`, `sourceCategories`, at least
+         *     one. With all of `name`, `type` and `keywords` it replaces the list (an absent
+         *     `sourceCategories` becomes null); otherwise the fields sent are set and the others kept. Any
+         *     other input field is ignored; a body with none of the four gives 400 `validation_error`.
+         */
+        KeywordListUpdate: {
+            /**
+             * @description The list's name: trimmed of surrounding white space, then 1-255 characters. A name of only
+             *     white space gives 400 `validation_error`.
+             */
+            name?: string;
+            /** @description Whether the keywords are positive or negative. */
+            type?: components["schemas"]["KeywordListType"];
+            /** @description The keywords, replacing the current ones; at least one. */
+            keywords?: string[];
+            /** @description Categories the keywords come from, replacing the current ones; null clears them. */
+            sourceCategories?: string[] | null;
+        };
+        /**
          * @description A lead as returned by search, preview and export: one small or medium US business. Field names
-         *     are camelCase; a value the database does not hold for this business is null (lists are empty).
+         *     are camelCase, in the order of the field catalogue; every field is always present, a value the
+         *     database does not hold for this business is null (lists are empty, `socialProfiles` is `{}`).
          */
         Lead: {
             /**
@@ -3960,8 +4977,6 @@ export interface components {
              * @description The lead's id.
              */
             id: number;
-            /** @description The lead database the lead belongs to; always `other` (the Main database). */
-            databaseType: components["schemas"]["DatabaseType"];
             /** @description The business's name. */
             companyName: string | null;
             /** @description The business's main website: the registered URL, or the crawled URL when it has none. */
@@ -3986,6 +5001,21 @@ export interface components {
             emailTier5: string | null;
             /** @description E-mail address of quality tier 6, the least reliable tier. */
             emailTier6: string | null;
+            /**
+             * @description The e-mail provider of the primary e-mail address's domain, from its MX records, for example
+             *     `google.com`, `outlook.com` or `secureserver.net` (the real service's `wEmailPrimaryMx`).
+             */
+            emailPrimaryProvider: string | null;
+            /**
+             * @description The e-mail provider of the website's domain, from its MX records, for example `google.com`
+             *     (the real service's `wEmailDomainMx`).
+             */
+            websiteEmailProvider: string | null;
+            /**
+             * @description The e-mail security records the website's domain publishes, lower case: `spf`, `dkim`, `dmarc`,
+             *     `bimi`, or `none` when it was checked and has none; empty when not checked.
+             */
+            websiteEmailSecurity: string[];
             /** @description The primary phone number. */
             phone: string | null;
             /** @description A second phone number. */
@@ -4007,16 +5037,29 @@ export interface components {
             zip: string | null;
             /** @description Country code, for example `US`. */
             country: string | null;
+            /** @description The whole postal address as one line, for example `1200 E 6th St, Austin, TX 78701`. */
+            addressFull: string | null;
+            /** @description Where the address was found, for example `schema_org`, `google_maps` or `website`. */
+            addressSource: string | null;
+            /** @description Latitude of the business's location, in degrees (-90 to 90). */
+            latitude: number | null;
+            /** @description Longitude of the business's location, in degrees (-180 to 180). */
+            longitude: number | null;
             /** @description The business's category as listed. */
             category: string | null;
+            /** @description One to three category names estimated by AI enrichment, or null while not yet classified. */
+            aiCategoryEstimation: string[] | null;
             /** @description A short description of the business. */
             description: string | null;
             /** @description A longer description of the business. */
             longDescription: string | null;
-            /** @description One to three category names estimated by AI enrichment, or null while not yet classified. */
-            aiCategoryEstimation: string[] | null;
             /** @description Average review rating, 0 to 5. */
             stars: number | null;
+            /**
+             * @description The rating the business's own website states (schema.org `aggregateRating`), 0 to 5; `stars` is
+             *     the review rating.
+             */
+            ratingValue: number | null;
             /** @description Number of reviews the rating is based on. */
             reviewCount: number | null;
             /** @description schema.org types found on the website (see `GET /leads/other/schema-types`). */
@@ -4027,8 +5070,16 @@ export interface components {
             buyingSignalType: string[];
             /** @description When the lead's data last changed. */
             lastUpdated: string | null;
+            /** @description When the website's domain was registered. */
+            registrationDate: string | null;
+            /** @description Whether the registered URL redirects to another site (`crawledUrl` is where it ended). */
+            redirect: boolean | null;
+            /** @description When the website was last crawled. */
+            timeScraped: string | null;
             /** @description Number of employees. */
             employees: number | null;
+            /** @description Number of job postings found on the website; null when no careers page was found. */
+            openPositions: number | null;
             /** @description The date the business was founded. */
             foundedDate: string | null;
             /** @description Number of locations the business operates. */
@@ -4041,10 +5092,26 @@ export interface components {
             legalName: string | null;
             /** @description The NAICS industry code. */
             naicsCode: string | null;
+            /** @description The D-U-N-S number, 9 digits. */
+            duns: string | null;
             /** @description Names of the founders. */
             founders: string[];
+            /** @description E-mail addresses of the founders. */
+            founderEmails: string[];
+            /** @description Phone numbers of the founders. */
+            founderPhones: string[];
             /** @description Opening hours as text. */
             openingHours: string | null;
+            /** @description The area the business serves, as its website states it. */
+            areaServed: string | null;
+            /** @description Offers the website states, for example free estimates or financing. */
+            offers: string | null;
+            /** @description The brand name the website states. */
+            brand: string | null;
+            /** @description The business's slogan. */
+            slogan: string | null;
+            /** @description URL of the business's logo. */
+            logoUrl: string | null;
             /**
              * @description Social profile URLs keyed by network, for example `{"facebook": "https://..."}`; empty when
              *     none.
@@ -4052,8 +5119,25 @@ export interface components {
             socialProfiles: {
                 [key: string]: string;
             };
+            /** @description The platform the website is built on, for example `WordPress` or `Wix`. */
+            platform: string | null;
+            /**
+             * @description Booking, operations or CRM software found on the website, comma-separated, for example
+             *     `Housecall Pro, Calendly`.
+             */
+            bookingOpsCrmSoftware: string | null;
+            /** @description Review-management or chat software found on the website, comma-separated. */
+            reputationChatSoftware: string | null;
+            /** @description Marketing or e-mail software found on the website, comma-separated. */
+            marketingEmailSoftware: string | null;
+            /** @description Advertising pixels found on the website, comma-separated, for example `Meta Pixel, Google Ads`. */
+            adPixels: string | null;
+            /** @description Payment or financing software found on the website, comma-separated. */
+            paymentFinancingSoftware: string | null;
             /** @description Web technologies detected on the website. */
             webTechnologies: string[];
+            /** @description The lead database the lead belongs to; always `other` (the Main database). */
+            databaseType: components["schemas"]["DatabaseType"];
         };
         /** @description The three shapes of `lead.created` data; a receiver must handle all three. */
         LeadCreatedData: components["schemas"]["LeadSummary"] | components["schemas"]["LeadCreatedOwnData"] | components["schemas"]["LeadCreatedTestData"];
@@ -4123,27 +5207,51 @@ export interface components {
             /** @description A made-up website address. */
             website: string;
         };
-        /** @description One file written by an export, as given when `inline` is false. */
+        /**
+         * @description One file written by an export, as the JSON answer lists it. A split export lists each part, then
+         *     `_total` when the format asks for it.
+         */
         LeadExportFile: {
-            /**
-             * Format: int32
-             * @description Id of the file's export history entry (`GET /export-history`).
-             */
-            exportHistoryId: number;
             /** @description The file's name, for example `leads-main-2026-11-22_part1.csv`. */
             fileName: string;
             /** @description The file's type. */
             fileType: components["schemas"]["LeadExportFileType"];
             /**
+             * @description The file's contents: the text of a CSV or JSON file, the base64 of an XLSX file. Present
+             *     unless the request asked `inline: false`.
+             */
+            data?: string;
+            /**
+             * Format: int32
+             * @description The file's size in bytes.
+             */
+            size: number;
+            /**
              * Format: int32
              * @description Number of leads in the file.
              */
             leadCount: number;
-            /** @description Signed direct link to the file, valid 15 minutes; fetch it without `Authorization`. */
+            /**
+             * Format: int32
+             * @description Id of the file's export history entry (`GET /export-history/{id}/download`).
+             */
+            exportId: number;
+            /**
+             * Format: int32
+             * @description The same id as `exportId` (the earlier name).
+             */
+            exportHistoryId: number;
+            /** @description Path of the file's keyed download, `/api/v1/export-history/{id}/download` (send the API key). */
             downloadUrl: string;
             /**
+             * Format: uri
+             * @description Signed absolute link to the file, valid 15 minutes; fetch it without `Authorization`. (The
+             *     earlier `downloadUrl`.)
+             */
+            directDownloadUrl: string;
+            /**
              * Format: date-time
-             * @description When `downloadUrl` stops working.
+             * @description When `directDownloadUrl` stops working.
              */
             expiresAt: string;
         };
@@ -4152,6 +5260,865 @@ export interface components {
          * @enum {string}
          */
         LeadExportFileType: "csv" | "json" | "xlsx";
+        /**
+         * @description The search parameters of an export: the `filters` object of `POST /leads/export`, with the
+         *     members of `LeadSearchFilters` as JSON values. `page` and `limit` are ignored. `maxCredits`,
+         *     `maxResults` and `excludePurchased` belong at the top level of the body; given here they apply as
+         *     if given there (the same value in both places is accepted, different values give 400
+         *     `validation_error`).
+         */
+        LeadExportFilters: {
+            /**
+             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). Case-insensitive
+             *     substrings; `*` is a wildcard (any run of characters within one value: `*auto*repair*`
+             *     matches "auto body repair"), and in the URL columns so is a space. In a query: a JSON array
+             *     string or comma-separated; in a body: an array or a JSON array string. Example:
+             *     `["*dental*", "*dentist*"]`.
+             */
+            positiveKeywords?: string[] | string;
+            /**
+             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2; leads
+             *     whose columns are empty stay). Wildcards and forms as in `positiveKeywords`. Example:
+             *     `["*franchise*"]`.
+             */
+            negativeKeywords?: string[] | string;
+            /**
+             * @description Columns of the keywords (the OR group of phase 1, and what negative keywords are checked
+             *     against). Default: `wOgrequestedUrl`, `wSimpleCrawledUrl`, `wCompanyName`,
+             *     `aiCategoryEstimation` (the four searched columns, the only fast ones). Also:
+             *     `wProfileDescriptionShort`, `wAddressCity`, `wAddressState`, `wAddressZip`, `wPhonePrimary`
+             *     (primary phone), `wPhoneTotal` (either phone), `wEmailPrimary` (primary e-mail),
+             *     `wEmailTier1` to `wEmailTier6`, and `street`; any name or alias of these lead fields
+             *     (`companyName`, `registeredUrl`, ...) is accepted. Our own `phone` means either phone and
+             *     `email` any of the eight e-mail fields. An unknown name gives 400 `validation_error`.
+             *     Forms as in `positiveKeywords`. Example: `["wCompanyName", "wProfileDescriptionShort"]`.
+             */
+            orColumns?: string[] | string;
+            /**
+             * @description Terms for the company name; they join the OR group of phase 1 when the company name is in
+             *     `orColumns` (the default), otherwise a lead must match one of them. Wildcards as in
+             *     `positiveKeywords`. Example: `["*bakery*"]`.
+             */
+            nameIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose company name matches any of them. Example: `["*franchise*"]`. */
+            nameExcludeTerms?: string[];
+            /**
+             * @description Terms for the registered URL (`wOgrequestedUrl`), as `nameIncludeTerms`; a space is a
+             *     wildcard too. Example: `["pool repair"]`.
+             */
+            urlIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose registered URL matches any of them. Example: `[".org"]`. */
+            urlExcludeTerms?: string[];
+            /**
+             * @description Terms for the crawled URL (`wSimpleCrawledUrl`), as `nameIncludeTerms`; a space is a wildcard
+             *     too. Example: `["facebook.com"]`.
+             */
+            crawledUrlIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose crawled URL matches any of them. Example: `["yelp.com"]`. */
+            crawledUrlExcludeTerms?: string[];
+            /**
+             * @description Terms for the short description; not in the default `orColumns`, so a lead must match one of
+             *     them unless `wProfileDescriptionShort` is added. Example: `["family owned"]`.
+             */
+            descriptionIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose short description matches any of them. Example: `["chain"]`. */
+            descriptionExcludeTerms?: string[];
+            /** @description Terms for the city (our own parameter; `cityInclude` is the usual one). Example: `["rock"]`. */
+            cityIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose city matches any of them. Example: `["springs"]`. */
+            cityExcludeTerms?: string[];
+            /** @description Terms for the street (our own parameter). Example: `["main st"]`. */
+            streetIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose street matches any of them. Example: `["suite"]`. */
+            streetExcludeTerms?: string[];
+            /**
+             * @description Terms for either phone (our own parameter, matched as text; the contact filters
+             *     `phoneTotalInclude` compare digits). Example: `["(512)"]`.
+             */
+            phoneIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose phones match any of them. Example: `["(000)"]`. */
+            phoneExcludeTerms?: string[];
+            /** @description Terms for any of the eight e-mail fields (our own parameter). Example: `["@acme-co.com"]`. */
+            emailIncludeTerms?: string[];
+            /** @description Terms that remove a lead whose e-mail fields match any of them. Example: `["gmail"]`. */
+            emailExcludeTerms?: string[];
+            /**
+             * @description A plain substring (case-insensitive; `*` and spaces are literal) that the company name, a URL,
+             *     the short description, the city or the primary phone must contain. Narrows the search; it is
+             *     not a positive filter. Example: `organic coffee`.
+             */
+            search?: string;
+            /**
+             * @description Keep only leads in one of these states (two-letter codes, any case). In a query and a body:
+             *     comma-separated (`TX,OK`) or a JSON array (string). Example: `TX,OK`.
+             */
+            stateInclude?: string[] | string;
+            /** @description Remove leads in any of these states (forms as in `stateInclude`). Example: `CA,NY`. */
+            stateExclude?: string[] | string;
+            /**
+             * @description Keep only leads whose city contains one of these (case-insensitive substrings). Example:
+             *     `["Austin"]`.
+             */
+            cityInclude?: string[];
+            /** @description Remove leads whose city contains any of these. Example: `["Springs"]`. */
+            cityExclude?: string[];
+            /**
+             * @description Keep only leads in one of these ZIP codes: 5 digits (or ZIP+4) select that ZIP exactly
+             *     (ZIP+4 values compare all nine digits); 1-4 digits are a prefix (`787` selects 787xx).
+             *     Example: `["78701", "78702"]`.
+             */
+            zipInclude?: string[];
+            /** @description Remove leads in any of these ZIP codes (values as in `zipInclude`). Example: `["78701"]`. */
+            zipExclude?: string[];
+            /** @description Keep only leads whose street contains one of these (case-insensitive). Example: `["Main St"]`. */
+            streetInclude?: string[];
+            /** @description Remove leads whose street contains any of these. Example: `["PO Box"]`. */
+            streetExclude?: string[];
+            /** @description Leads without a state only, or with one only. Example: `exclude_empty`. */
+            stateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a city only, or with one only. Example: `exclude_empty`. */
+            cityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a ZIP code only, or with one only. Example: `exclude_empty`. */
+            zipEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a street only, or with one only. Example: `exclude_empty`. */
+            streetEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a short description only, or with one only. Example: `exclude_empty`. */
+            descriptionEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Earliest Last Buying Signal (inclusive): an ISO 8601 date or date-time (without an offset:
+             *     UTC), or `rel:<n><unit>` (n 1-100000; `h`, `d`, `w`, `m` months, `y` years before the
+             *     request). Example: `rel:30d`.
+             */
+            lastBuyingSignalFrom?: string;
+            /**
+             * @description Latest Last Buying Signal (inclusive; a date alone means the start of that day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `2026-09-30T23:59:59Z`.
+             */
+            lastBuyingSignalTo?: string;
+            /** @description Older name of `lastBuyingSignalFrom` (which wins when both are sent). Example: `rel:7d`. */
+            lastUpdatedFrom?: string;
+            /** @description Older name of `lastBuyingSignalTo` (which wins when both are sent). Example: `2026-09-30`. */
+            lastUpdatedTo?: string;
+            /**
+             * @description Earliest domain registration date (inclusive; a date-time counts by its UTC day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `rel:6m`.
+             */
+            registrationDateFrom?: string;
+            /** @description Latest domain registration date (inclusive). Example: `2026-09-30`. */
+            registrationDateTo?: string;
+            /**
+             * @description Earliest time the website was crawled (inclusive). Formats as in `lastBuyingSignalFrom`.
+             *     Example: `rel:30d`.
+             */
+            timeScrapedFrom?: string;
+            /**
+             * @description Latest time the website was crawled (inclusive; a date alone includes that whole day).
+             *     Example: `2026-09-30`.
+             */
+            timeScrapedTo?: string;
+            /**
+             * @description Keep only leads whose Buying Signal Type has any of these types (exact, case-sensitive):
+             *     `Newly Added`, `Phone Primary`, `Total Phones`, `Email Primary`, `Tier 1 Emails`,
+             *     `Tier 2 Emails`, `Address Full`, `Instagram`, `LinkedIn`, `Facebook`, `YouTube`, `TikTok`,
+             *     `X (Twitter)`, `Google Maps`, `Yelp`, `Pinterest`, `Other Social`; also the types our own
+             *     imports write (`Primary Phone`, `Primary Email`, `Tier 1 Email`, `Tier 2 Email`,
+             *     `Full Address`, which match their other spelling) and imported types such as `new_website`.
+             *     An unknown type gives 400. Comma-separated or a JSON array (string). Example:
+             *     `Newly Added,Phone Primary`.
+             */
+            buyingSignalTypeFilter?: string[] | string;
+            /** @description Older name of `buyingSignalTypeFilter` (which wins when both are sent). Example: `Newly Added`. */
+            updateReasonFilter?: string[] | string;
+            /**
+             * @description Keeps only leads where the primary phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary phone matches any of these items (leads without a value stay).
+             *     Items as in `phonePrimaryInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phonePrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary phone matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `["555-0142"]`.
+             */
+            phoneSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary phone matches any of these items (leads without a value
+             *     stay). Items as in `phoneSecondaryInclude`. Example: `["555-0142"]`.
+             */
+            phoneSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary phone, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where any of the lead's phones (primary or secondary) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Phones compare their digits
+             *     when the item has any (formatting, a leading `+1` or a leading 1 of an 11-digit number do not
+             *     matter), else their text. Example: `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where any of the lead's phones (primary or secondary) matches any of these items
+             *     (leads without a value stay). Items as in `phoneTotalInclude`. Example:
+             *     `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without any phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneTotalEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the primary e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailPrimaryInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailPrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary e-mail address matches any of these items (a lead without
+             *     a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailSecondaryInclude`. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary e-mail address, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 1 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 1 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier1Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 1 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier1EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 2 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 2 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier2Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 2 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier2EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 3 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 3 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier3Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 3 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier3EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 4 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 4 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier4Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 4 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier4EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 5 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 5 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier5Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 5 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier5EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 6 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 6 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier6Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 6 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier6EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the employee count (as text, for example `12`) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["12"]`.
+             */
+            employeeCountInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the employee count (as text, for example `12`) matches any of these items
+             *     (leads without a value stay). Items as in `employeeCountInclude`. Example: `["12"]`.
+             */
+            employeeCountExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an employee count, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            employeeCountEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (leads
+             *     without a value stay). Items as in `foundingDateInclude`. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founding date, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            foundingDateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where whether the business is a chain (`true` or `yes`, `false` or `no`)
+             *     matches any of these items (a lead without a value is left out). Items: strings or {"v":
+             *     "text", "m": "contains" | "starts" | "ends"} (default contains); `*` is a literal character.
+             *     Case-insensitive. Example: `["yes"]`.
+             */
+            isChainInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where whether the business is a chain (`true` or `yes`, `false` or `no`) matches
+             *     any of these items (leads without a value stay). Items as in `isChainInclude`. Example:
+             *     `["yes"]`.
+             */
+            isChainExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an is-chain value, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            isChainEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the price range matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["$$"]`.
+             */
+            priceRangeInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the price range matches any of these items (leads without a value stay).
+             *     Items as in `priceRangeInclude`. Example: `["$$"]`.
+             */
+            priceRangeExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a price range, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            priceRangeEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the legal name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the legal name matches any of these items (leads without a value stay).
+             *     Items as in `legalNameInclude`. Example: `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a legal name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            legalNameEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the NAICS industry code matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the NAICS industry code matches any of these items (leads without a value
+             *     stay). Items as in `industryNaicsInclude`. Example: `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a NAICS code, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            industryNaicsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the DUNS number matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["123456789"]`.
+             */
+            dunsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the DUNS number matches any of these items (leads without a value stay).
+             *     Items as in `dunsInclude`. Example: `["123456789"]`.
+             */
+            dunsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a DUNS number, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            dunsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Garcia"]`.
+             */
+            founderInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder name matches any of these items (leads without a value stay).
+             *     Items as in `founderInclude`. Example: `["Garcia"]`.
+             */
+            founderExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `founderEmailInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmailEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder phone matches any of these items (leads without a value stay).
+             *     Items as in `founderPhoneInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderPhoneEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the opening hours matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Sa"]`.
+             */
+            openingHoursInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the opening hours matches any of these items (leads without a value stay).
+             *     Items as in `openingHoursInclude`. Example: `["Sa"]`.
+             */
+            openingHoursExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without opening hours, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            openingHoursEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the area served matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Austin"]`.
+             */
+            areaServedInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the area served matches any of these items (leads without a value stay).
+             *     Items as in `areaServedInclude`. Example: `["Austin"]`.
+             */
+            areaServedExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an area served, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            areaServedEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the offers matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["free estimate"]`.
+             */
+            offersInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the offers matches any of these items (leads without a value stay). Items
+             *     as in `offersInclude`. Example: `["free estimate"]`.
+             */
+            offersExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without offers, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            offersEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the brand matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Acme"]`.
+             */
+            brandInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the brand matches any of these items (leads without a value stay). Items as
+             *     in `brandInclude`. Example: `["Acme"]`.
+             */
+            brandExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a brand, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            brandEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the slogan matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["since 1990"]`.
+             */
+            sloganInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the slogan matches any of these items (leads without a value stay). Items
+             *     as in `sloganInclude`. Example: `["since 1990"]`.
+             */
+            sloganExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a slogan, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            sloganEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the logo URL matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `[".png"]`.
+             */
+            logoUrlInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the logo URL matches any of these items (leads without a value stay). Items
+             *     as in `logoUrlInclude`. Example: `[".png"]`.
+             */
+            logoUrlExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a logo URL, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            logoUrlEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each social profile URL matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["instagram.com"]`.
+             */
+            socialProfilesInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each social profile URL matches any of these items (leads without a value
+             *     stay). Items as in `socialProfilesInclude`. Example: `["instagram.com"]`.
+             */
+            socialProfilesExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a social profile URL, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            socialProfilesEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the website platform matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Shopify"]`.
+             */
+            platformInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the website platform matches any of these items (leads without a value
+             *     stay). Items as in `platformInclude`. Example: `["Shopify"]`.
+             */
+            platformExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a website platform, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            platformEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the booking, operations and CRM software matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the booking, operations and CRM software matches any of these items (leads
+             *     without a value stay). Items as in `bookingOpsCrmSoftwareInclude`. Example: `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without booking, operations or CRM software, `exclude_empty` only
+             *     leads with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            bookingOpsCrmSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the reputation and chat software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Podium"]`.
+             */
+            reputationChatSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the reputation and chat software matches any of these items (leads without
+             *     a value stay). Items as in `reputationChatSoftwareInclude`. Example: `["Podium"]`.
+             */
+            reputationChatSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without reputation or chat software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            reputationChatSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the marketing and e-mail software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the marketing and e-mail software matches any of these items (leads without
+             *     a value stay). Items as in `marketingEmailSoftwareInclude`. Example: `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without marketing or e-mail software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            marketingEmailSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the ad pixels matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Meta Pixel"]`.
+             */
+            adPixelsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the ad pixels matches any of these items (leads without a value stay).
+             *     Items as in `adPixelsInclude`. Example: `["Meta Pixel"]`.
+             */
+            adPixelsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without ad pixels, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            adPixelsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the payment and financing software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Stripe"]`.
+             */
+            paymentFinancingSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the payment and financing software matches any of these items (leads
+             *     without a value stay). Items as in `paymentFinancingSoftwareInclude`. Example: `["Stripe"]`.
+             */
+            paymentFinancingSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without payment or financing software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            paymentFinancingSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * Format: double
+             * @description Minimum review rating (0-5) of `stars`; leads without one are left out. Example: `4`.
+             */
+            minStars?: number;
+            /**
+             * Format: double
+             * @description Maximum review rating (0-5) of `stars`; leads without one are left out. Example: `5`.
+             */
+            maxStars?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of reviews; leads without a count are left out. Example: `10`.
+             */
+            minReviewCount?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of reviews; leads without a count are left out. Example: `500`.
+             */
+            maxReviewCount?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of locations; leads without a value are left out. Example: `2`.
+             */
+            minNumLocations?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of locations; leads without a value are left out. Example: `10`.
+             */
+            maxNumLocations?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of job postings on the website; leads without a value are left out. Example: `1`.
+             */
+            minOpenPositions?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of job postings on the website; leads without a value are left out. Example: `20`.
+             */
+            maxOpenPositions?: number;
+            /** @description Leads without a careers page (no job postings value) only, or with one only. Example: `exclude_empty`. */
+            openPositionsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * Format: double
+             * @description Minimum review rating value; leads without one are left out. Example: `4.5`.
+             */
+            minRatingValue?: number;
+            /**
+             * Format: double
+             * @description Maximum review rating value; leads without one are left out. Example: `5`.
+             */
+            maxRatingValue?: number;
+            /**
+             * @description Keep only leads whose primary e-mail's provider is one of these domains (exact,
+             *     case-insensitive). Example: `["google.com", "outlook.com"]`.
+             */
+            emailPrimaryMxValues?: string[];
+            /** @description Keep only leads whose website's e-mail provider is one of these domains. Example: `["google.com"]`. */
+            emailDomainMxValues?: string[];
+            /**
+             * @description Keep only leads whose website e-mail security has any of these values (exact,
+             *     case-insensitive). Example: `["spf", "dmarc"]`.
+             */
+            emailSecurityValues?: string[];
+            /** @description Keep only leads whose address source is one of these values (exact, case-insensitive). Example: `["google_maps"]`. */
+            addressSourceValues?: string[];
+            /** @description Leads without a primary e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailPrimaryMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a website e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailDomainMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without website e-mail security values only, or with some only. Example: `exclude_empty`. */
+            emailSecurityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without an address source only, or with one only. Example: `exclude_empty`. */
+            addressSourceEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keep only leads with a website schema type that contains any of these (case-insensitive
+             *     substrings; `GET /leads/other/schema-types` lists the types). Comma-separated or a JSON array
+             *     (string). Example: `LocalBusiness,Dentist`.
+             */
+            websiteSchemaFilter?: string[] | string;
+            /** @description `yes`: only leads whose website redirects; `no`: the others, also without a value. Example: `no`. */
+            redirectFilter?: components["schemas"]["LeadSearchRedirectFilter"];
+            /**
+             * @description Lead field to sort by: `lastBuyingSignal` (the default), our own `lastUpdated`, or any
+             *     single-valued lead field by name or `w*` name: `wCompanyName`, `wOgrequestedUrl`,
+             *     `wSimpleCrawledUrl`, `wProfileDate`, `wRedirectYn`, `wAddressCity`, `wAddressState`,
+             *     `wAddressZip`, `wPhonePrimary`, `wEmailPrimary`, `wTimeScraped`, `wEmployeeCount`,
+             *     `wFoundingDate`, `wIsChain`, `wPriceRange`, `wLegalName`, `wIndustryNaics`, `wDuns`,
+             *     `wSlogan`, `wEmailPrimaryMx`, `wEmailDomainMx`, `wAddressSource`, `wNumLocations`,
+             *     `wOpenPositions`, `wRatingValue`, `wReviewCount`, ...; a list field (`wEmailSecurity`) sorts
+             *     by its items as text. Leads without a value sort last. An unknown name gives 400
+             *     `validation_error`. Example: `wCompanyName`.
+             */
+            sortBy?: string;
+            /** @description Sort direction: `asc` or `desc` (the default). Example: `asc`. */
+            sortOrder?: components["schemas"]["SortOrder"];
+            /**
+             * Format: int32
+             * @description Page number, from 1 (search and preview; ignored by export); default 1. Example: `2`.
+             */
+            page?: number;
+            /**
+             * Format: int32
+             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100. Example: `50`.
+             */
+            limit?: number;
+            /** @description The lead database to search; any value resolves to `other` (the Main database). Example: `other`. */
+            database?: string;
+            /** @description As the top-level `maxCredits`. */
+            maxCredits?: components["schemas"]["CreditCap"] | null;
+            /**
+             * Format: int32
+             * @description As the top-level `maxResults`.
+             */
+            maxResults?: number;
+            /** @description As the top-level `excludePurchased`. */
+            excludePurchased?: boolean;
+        };
         /**
          * @description One lead the account has received. There is one entry per lead: a later export of the same
          *     lead updates `exportedAt`, `exportMethod` and the snapshot.
@@ -4235,7 +6202,10 @@ export interface components {
              */
             exportMethod?: string;
         };
-        /** @description The answer of an export with `inline: false`. */
+        /**
+         * @description The JSON answer of an export: every file (with its contents unless `inline: false`), the count
+         *     and the charge, and the cost controls as given.
+         */
         LeadExportLinks: {
             /** @description The files written (several when the format splits the export, with `_total` when asked). */
             files: components["schemas"]["LeadExportFile"][];
@@ -4244,6 +6214,16 @@ export interface components {
              * @description Number of distinct leads exported.
              */
             leadCount: number;
+            /**
+             * Format: int32
+             * @description Export history id of the export's first file (`GET /export-history/{id}/download`).
+             */
+            exportId: number;
+            /**
+             * @description The lead database: always `other` (the Main database).
+             * @enum {string}
+             */
+            databaseType: "other";
             /**
              * Format: double
              * @description Credits this export charged: 1 per lead new to the account.
@@ -4254,6 +6234,26 @@ export interface components {
              * @description Credits the account can still spend after this export.
              */
             creditsRemaining: number;
+            /**
+             * Format: int32
+             * @description The request's `maxLeads`, when given.
+             */
+            maxLeads?: number;
+            /**
+             * Format: int32
+             * @description With `maxLeads`: how many matching leads beyond it went into the lead reservoir.
+             */
+            overflowCount?: number;
+            /**
+             * Format: int32
+             * @description The request's `maxResults`, when given.
+             */
+            maxResults?: number;
+            /**
+             * Format: int32
+             * @description The request's `maxCredits`, when given (not null).
+             */
+            maxCredits?: number;
         };
         LeadExportLinksResponse: {
             /** @description The result. */
@@ -4265,176 +6265,872 @@ export interface components {
          */
         LeadExportMethod: "dashboard" | "api" | "email_schedule" | "crm_push" | "enrichment";
         /**
-         * @description An export request: the search filters (`page` and `limit` are ignored) plus the cost controls
-         *     and the output choice. When `maxCredits` or `maxResults` is given, new leads come first, then
+         * @description An export request: which leads (the search parameters in `filters`, or `selectedIds`), the cost
+         *     controls and the output choice. The search parameters may also be sent at the top level of the
+         *     body instead of in `filters` (the earlier form), but not both ways at once (400
+         *     `validation_error`). When `maxCredits` or `maxResults` is given, new leads come first, then
          *     leads exported before, each group by last update descending (or by `sortBy`). Without any cap
          *     the export takes every match up to 100,000 leads, capped at the spendable balance.
          */
         LeadExportRequest: {
             /**
-             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description The search parameters (`LeadSearchFilters` members as JSON values). Needs a positive filter
+             *     unless `selectedIds` is given. When `filters` is sent, no search parameter may be at the top
+             *     level of the body.
              */
-            positiveKeywords?: string[];
+            filters?: components["schemas"]["LeadExportFilters"];
             /**
-             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2). In a
-             *     query: comma-separated, or a JSON array string.
+             * @description Exports exactly these leads (those that exist and are not blacklisted) instead of a search:
+             *     1-100,000 lead ids, duplicates merged. The cost controls apply as to a search. Not together
+             *     with search parameters (400 `validation_error`).
              */
-            negativeKeywords?: string[];
+            selectedIds?: components["schemas"]["SelectedLeadId"][];
             /**
-             * @description Columns that form the OR group of phase 1 (and that negative keywords are checked against).
-             *     Default: the four searched columns `registeredUrl`, `crawledUrl`, `companyName`,
-             *     `aiCategoryEstimation`. Also accepted: `description`, `city`, `street`, `phone`, `email`,
-             *     and the database-style alias of any of these names (for example `wCompanyName`). An unknown
-             *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
+             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). Case-insensitive
+             *     substrings; `*` is a wildcard (any run of characters within one value: `*auto*repair*`
+             *     matches "auto body repair"), and in the URL columns so is a space. In a query: a JSON array
+             *     string or comma-separated; in a body: an array or a JSON array string. Example:
+             *     `["*dental*", "*dentist*"]`.
              */
-            orColumns?: string[];
+            positiveKeywords?: string[] | string;
             /**
-             * @description Include terms for the company name (`companyName`). In a query: comma-separated, or a JSON
-             *     array string.
+             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2; leads
+             *     whose columns are empty stay). Wildcards and forms as in `positiveKeywords`. Example:
+             *     `["*franchise*"]`.
+             */
+            negativeKeywords?: string[] | string;
+            /**
+             * @description Columns of the keywords (the OR group of phase 1, and what negative keywords are checked
+             *     against). Default: `wOgrequestedUrl`, `wSimpleCrawledUrl`, `wCompanyName`,
+             *     `aiCategoryEstimation` (the four searched columns, the only fast ones). Also:
+             *     `wProfileDescriptionShort`, `wAddressCity`, `wAddressState`, `wAddressZip`, `wPhonePrimary`
+             *     (primary phone), `wPhoneTotal` (either phone), `wEmailPrimary` (primary e-mail),
+             *     `wEmailTier1` to `wEmailTier6`, and `street`; any name or alias of these lead fields
+             *     (`companyName`, `registeredUrl`, ...) is accepted. Our own `phone` means either phone and
+             *     `email` any of the eight e-mail fields. An unknown name gives 400 `validation_error`.
+             *     Forms as in `positiveKeywords`. Example: `["wCompanyName", "wProfileDescriptionShort"]`.
+             */
+            orColumns?: string[] | string;
+            /**
+             * @description Terms for the company name; they join the OR group of phase 1 when the company name is in
+             *     `orColumns` (the default), otherwise a lead must match one of them. Wildcards as in
+             *     `positiveKeywords`. Example: `["*bakery*"]`.
              */
             nameIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the company name: a lead whose name contains any of them is removed. In a
-             *     query: comma-separated, or a JSON array string.
-             */
+            /** @description Terms that remove a lead whose company name matches any of them. Example: `["*franchise*"]`. */
             nameExcludeTerms?: string[];
             /**
-             * @description Include terms for the registered URL (`registeredUrl`; a space is a wildcard). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Terms for the registered URL (`wOgrequestedUrl`), as `nameIncludeTerms`; a space is a
+             *     wildcard too. Example: `["pool repair"]`.
              */
             urlIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the registered URL (a space is a wildcard). In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Terms that remove a lead whose registered URL matches any of them. Example: `[".org"]`. */
             urlExcludeTerms?: string[];
             /**
-             * @description Include terms for the crawled URL (`crawledUrl`; a space is a wildcard). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Terms for the crawled URL (`wSimpleCrawledUrl`), as `nameIncludeTerms`; a space is a wildcard
+             *     too. Example: `["facebook.com"]`.
              */
             crawledUrlIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the crawled URL (a space is a wildcard). In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Terms that remove a lead whose crawled URL matches any of them. Example: `["yelp.com"]`. */
             crawledUrlExcludeTerms?: string[];
             /**
-             * @description Include terms for the description (`description`). In a query: comma-separated, or a JSON array
-             *     string.
+             * @description Terms for the short description; not in the default `orColumns`, so a lead must match one of
+             *     them unless `wProfileDescriptionShort` is added. Example: `["family owned"]`.
              */
             descriptionIncludeTerms?: string[];
-            /** @description Exclude terms for the description. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose short description matches any of them. Example: `["chain"]`. */
             descriptionExcludeTerms?: string[];
-            /**
-             * @description Include terms for the city column (`city`), matched as substrings. In a query: comma-separated,
-             *     or a JSON array string.
-             */
+            /** @description Terms for the city (our own parameter; `cityInclude` is the usual one). Example: `["rock"]`. */
             cityIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the city column, matched as substrings. In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Terms that remove a lead whose city matches any of them. Example: `["springs"]`. */
             cityExcludeTerms?: string[];
-            /** @description Include terms for the street (`street`). In a query: comma-separated, or a JSON array string. */
+            /** @description Terms for the street (our own parameter). Example: `["main st"]`. */
             streetIncludeTerms?: string[];
-            /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose street matches any of them. Example: `["suite"]`. */
             streetExcludeTerms?: string[];
             /**
-             * @description Include terms for the phone numbers (`phone`), for example an area code `512`. In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Terms for either phone (our own parameter, matched as text; the contact filters
+             *     `phoneTotalInclude` compare digits). Example: `["(512)"]`.
              */
             phoneIncludeTerms?: string[];
-            /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose phones match any of them. Example: `["(000)"]`. */
             phoneExcludeTerms?: string[];
-            /**
-             * @description Include terms for the e-mail addresses (`email`), for example a domain. In a query:
-             *     comma-separated, or a JSON array string.
-             */
+            /** @description Terms for any of the eight e-mail fields (our own parameter). Example: `["@acme-co.com"]`. */
             emailIncludeTerms?: string[];
-            /** @description Exclude terms for the e-mail addresses. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose e-mail fields match any of them. Example: `["gmail"]`. */
             emailExcludeTerms?: string[];
             /**
-             * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
-             *     query: comma-separated, or a JSON array string.
+             * @description A plain substring (case-insensitive; `*` and spaces are literal) that the company name, a URL,
+             *     the short description, the city or the primary phone must contain. Narrows the search; it is
+             *     not a positive filter. Example: `organic coffee`.
              */
-            stateInclude?: string[];
+            search?: string;
             /**
-             * @description Remove leads in any of these states (two-letter US codes, any case). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keep only leads in one of these states (two-letter codes, any case). In a query and a body:
+             *     comma-separated (`TX,OK`) or a JSON array (string). Example: `TX,OK`.
              */
-            stateExclude?: string[];
+            stateInclude?: string[] | string;
+            /** @description Remove leads in any of these states (forms as in `stateInclude`). Example: `CA,NY`. */
+            stateExclude?: string[] | string;
             /**
-             * @description Keep only leads in one of these cities (whole city name, any case). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keep only leads whose city contains one of these (case-insensitive substrings). Example:
+             *     `["Austin"]`.
              */
             cityInclude?: string[];
-            /**
-             * @description Remove leads in any of these cities (whole city name, any case). In a query: comma-separated,
-             *     or a JSON array string.
-             */
+            /** @description Remove leads whose city contains any of these. Example: `["Springs"]`. */
             cityExclude?: string[];
             /**
-             * @description Keep only leads whose ZIP code starts with one of these values (`787` or `78701`). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keep only leads in one of these ZIP codes: 5 digits (or ZIP+4) select that ZIP exactly
+             *     (ZIP+4 values compare all nine digits); 1-4 digits are a prefix (`787` selects 787xx).
+             *     Example: `["78701", "78702"]`.
              */
             zipInclude?: string[];
-            /**
-             * @description Remove leads whose ZIP code starts with any of these values. In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Remove leads in any of these ZIP codes (values as in `zipInclude`). Example: `["78701"]`. */
             zipExclude?: string[];
+            /** @description Keep only leads whose street contains one of these (case-insensitive). Example: `["Main St"]`. */
+            streetInclude?: string[];
+            /** @description Remove leads whose street contains any of these. Example: `["PO Box"]`. */
+            streetExclude?: string[];
+            /** @description Leads without a state only, or with one only. Example: `exclude_empty`. */
+            stateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a city only, or with one only. Example: `exclude_empty`. */
+            cityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a ZIP code only, or with one only. Example: `exclude_empty`. */
+            zipEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a street only, or with one only. Example: `exclude_empty`. */
+            streetEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a short description only, or with one only. Example: `exclude_empty`. */
+            descriptionEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Earliest Last Buying Signal (inclusive): an ISO 8601 date or date-time (without an offset:
+             *     UTC), or `rel:<n><unit>` (n 1-100000; `h`, `d`, `w`, `m` months, `y` years before the
+             *     request). Example: `rel:30d`.
+             */
+            lastBuyingSignalFrom?: string;
+            /**
+             * @description Latest Last Buying Signal (inclusive; a date alone means the start of that day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `2026-09-30T23:59:59Z`.
+             */
+            lastBuyingSignalTo?: string;
+            /** @description Older name of `lastBuyingSignalFrom` (which wins when both are sent). Example: `rel:7d`. */
+            lastUpdatedFrom?: string;
+            /** @description Older name of `lastBuyingSignalTo` (which wins when both are sent). Example: `2026-09-30`. */
+            lastUpdatedTo?: string;
+            /**
+             * @description Earliest domain registration date (inclusive; a date-time counts by its UTC day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `rel:6m`.
+             */
+            registrationDateFrom?: string;
+            /** @description Latest domain registration date (inclusive). Example: `2026-09-30`. */
+            registrationDateTo?: string;
+            /**
+             * @description Earliest time the website was crawled (inclusive). Formats as in `lastBuyingSignalFrom`.
+             *     Example: `rel:30d`.
+             */
+            timeScrapedFrom?: string;
+            /**
+             * @description Latest time the website was crawled (inclusive; a date alone includes that whole day).
+             *     Example: `2026-09-30`.
+             */
+            timeScrapedTo?: string;
+            /**
+             * @description Keep only leads whose Buying Signal Type has any of these types (exact, case-sensitive):
+             *     `Newly Added`, `Phone Primary`, `Total Phones`, `Email Primary`, `Tier 1 Emails`,
+             *     `Tier 2 Emails`, `Address Full`, `Instagram`, `LinkedIn`, `Facebook`, `YouTube`, `TikTok`,
+             *     `X (Twitter)`, `Google Maps`, `Yelp`, `Pinterest`, `Other Social`; also the types our own
+             *     imports write (`Primary Phone`, `Primary Email`, `Tier 1 Email`, `Tier 2 Email`,
+             *     `Full Address`, which match their other spelling) and imported types such as `new_website`.
+             *     An unknown type gives 400. Comma-separated or a JSON array (string). Example:
+             *     `Newly Added,Phone Primary`.
+             */
+            buyingSignalTypeFilter?: string[] | string;
+            /** @description Older name of `buyingSignalTypeFilter` (which wins when both are sent). Example: `Newly Added`. */
+            updateReasonFilter?: string[] | string;
+            /**
+             * @description Keeps only leads where the primary phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary phone matches any of these items (leads without a value stay).
+             *     Items as in `phonePrimaryInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phonePrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary phone matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `["555-0142"]`.
+             */
+            phoneSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary phone matches any of these items (leads without a value
+             *     stay). Items as in `phoneSecondaryInclude`. Example: `["555-0142"]`.
+             */
+            phoneSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary phone, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where any of the lead's phones (primary or secondary) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Phones compare their digits
+             *     when the item has any (formatting, a leading `+1` or a leading 1 of an 11-digit number do not
+             *     matter), else their text. Example: `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where any of the lead's phones (primary or secondary) matches any of these items
+             *     (leads without a value stay). Items as in `phoneTotalInclude`. Example:
+             *     `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without any phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneTotalEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the primary e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailPrimaryInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailPrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary e-mail address matches any of these items (a lead without
+             *     a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailSecondaryInclude`. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary e-mail address, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 1 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 1 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier1Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 1 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier1EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 2 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 2 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier2Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 2 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier2EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 3 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 3 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier3Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 3 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier3EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 4 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 4 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier4Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 4 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier4EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 5 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 5 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier5Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 5 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier5EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 6 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 6 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier6Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 6 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier6EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the employee count (as text, for example `12`) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["12"]`.
+             */
+            employeeCountInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the employee count (as text, for example `12`) matches any of these items
+             *     (leads without a value stay). Items as in `employeeCountInclude`. Example: `["12"]`.
+             */
+            employeeCountExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an employee count, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            employeeCountEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (leads
+             *     without a value stay). Items as in `foundingDateInclude`. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founding date, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            foundingDateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where whether the business is a chain (`true` or `yes`, `false` or `no`)
+             *     matches any of these items (a lead without a value is left out). Items: strings or {"v":
+             *     "text", "m": "contains" | "starts" | "ends"} (default contains); `*` is a literal character.
+             *     Case-insensitive. Example: `["yes"]`.
+             */
+            isChainInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where whether the business is a chain (`true` or `yes`, `false` or `no`) matches
+             *     any of these items (leads without a value stay). Items as in `isChainInclude`. Example:
+             *     `["yes"]`.
+             */
+            isChainExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an is-chain value, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            isChainEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the price range matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["$$"]`.
+             */
+            priceRangeInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the price range matches any of these items (leads without a value stay).
+             *     Items as in `priceRangeInclude`. Example: `["$$"]`.
+             */
+            priceRangeExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a price range, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            priceRangeEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the legal name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the legal name matches any of these items (leads without a value stay).
+             *     Items as in `legalNameInclude`. Example: `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a legal name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            legalNameEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the NAICS industry code matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the NAICS industry code matches any of these items (leads without a value
+             *     stay). Items as in `industryNaicsInclude`. Example: `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a NAICS code, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            industryNaicsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the DUNS number matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["123456789"]`.
+             */
+            dunsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the DUNS number matches any of these items (leads without a value stay).
+             *     Items as in `dunsInclude`. Example: `["123456789"]`.
+             */
+            dunsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a DUNS number, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            dunsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Garcia"]`.
+             */
+            founderInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder name matches any of these items (leads without a value stay).
+             *     Items as in `founderInclude`. Example: `["Garcia"]`.
+             */
+            founderExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `founderEmailInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmailEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder phone matches any of these items (leads without a value stay).
+             *     Items as in `founderPhoneInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderPhoneEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the opening hours matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Sa"]`.
+             */
+            openingHoursInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the opening hours matches any of these items (leads without a value stay).
+             *     Items as in `openingHoursInclude`. Example: `["Sa"]`.
+             */
+            openingHoursExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without opening hours, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            openingHoursEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the area served matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Austin"]`.
+             */
+            areaServedInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the area served matches any of these items (leads without a value stay).
+             *     Items as in `areaServedInclude`. Example: `["Austin"]`.
+             */
+            areaServedExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an area served, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            areaServedEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the offers matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["free estimate"]`.
+             */
+            offersInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the offers matches any of these items (leads without a value stay). Items
+             *     as in `offersInclude`. Example: `["free estimate"]`.
+             */
+            offersExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without offers, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            offersEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the brand matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Acme"]`.
+             */
+            brandInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the brand matches any of these items (leads without a value stay). Items as
+             *     in `brandInclude`. Example: `["Acme"]`.
+             */
+            brandExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a brand, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            brandEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the slogan matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["since 1990"]`.
+             */
+            sloganInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the slogan matches any of these items (leads without a value stay). Items
+             *     as in `sloganInclude`. Example: `["since 1990"]`.
+             */
+            sloganExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a slogan, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            sloganEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the logo URL matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `[".png"]`.
+             */
+            logoUrlInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the logo URL matches any of these items (leads without a value stay). Items
+             *     as in `logoUrlInclude`. Example: `[".png"]`.
+             */
+            logoUrlExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a logo URL, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            logoUrlEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each social profile URL matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["instagram.com"]`.
+             */
+            socialProfilesInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each social profile URL matches any of these items (leads without a value
+             *     stay). Items as in `socialProfilesInclude`. Example: `["instagram.com"]`.
+             */
+            socialProfilesExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a social profile URL, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            socialProfilesEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the website platform matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Shopify"]`.
+             */
+            platformInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the website platform matches any of these items (leads without a value
+             *     stay). Items as in `platformInclude`. Example: `["Shopify"]`.
+             */
+            platformExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a website platform, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            platformEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the booking, operations and CRM software matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the booking, operations and CRM software matches any of these items (leads
+             *     without a value stay). Items as in `bookingOpsCrmSoftwareInclude`. Example: `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without booking, operations or CRM software, `exclude_empty` only
+             *     leads with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            bookingOpsCrmSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the reputation and chat software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Podium"]`.
+             */
+            reputationChatSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the reputation and chat software matches any of these items (leads without
+             *     a value stay). Items as in `reputationChatSoftwareInclude`. Example: `["Podium"]`.
+             */
+            reputationChatSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without reputation or chat software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            reputationChatSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the marketing and e-mail software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the marketing and e-mail software matches any of these items (leads without
+             *     a value stay). Items as in `marketingEmailSoftwareInclude`. Example: `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without marketing or e-mail software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            marketingEmailSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the ad pixels matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Meta Pixel"]`.
+             */
+            adPixelsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the ad pixels matches any of these items (leads without a value stay).
+             *     Items as in `adPixelsInclude`. Example: `["Meta Pixel"]`.
+             */
+            adPixelsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without ad pixels, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            adPixelsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the payment and financing software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Stripe"]`.
+             */
+            paymentFinancingSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the payment and financing software matches any of these items (leads
+             *     without a value stay). Items as in `paymentFinancingSoftwareInclude`. Example: `["Stripe"]`.
+             */
+            paymentFinancingSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without payment or financing software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            paymentFinancingSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
             /**
              * Format: double
-             * @description Minimum review rating (0-5); leads without a rating are removed when set.
+             * @description Minimum review rating (0-5) of `stars`; leads without one are left out. Example: `4`.
              */
             minStars?: number;
             /**
              * Format: double
-             * @description Maximum review rating (0-5); leads without a rating are removed when set.
+             * @description Maximum review rating (0-5) of `stars`; leads without one are left out. Example: `5`.
              */
             maxStars?: number;
             /**
              * Format: int32
-             * @description Minimum number of reviews; leads without a review count are removed when set.
+             * @description Minimum number of reviews; leads without a count are left out. Example: `10`.
              */
             minReviewCount?: number;
             /**
              * Format: int32
-             * @description Maximum number of reviews; leads without a review count are removed when set.
+             * @description Maximum number of reviews; leads without a count are left out. Example: `500`.
              */
             maxReviewCount?: number;
             /**
-             * @description Keep only leads whose website has at least one of these schema.org types (exact names as listed
-             *     by `GET /leads/other/schema-types`). In a query: comma-separated, or a JSON array string.
+             * Format: int32
+             * @description Minimum number of locations; leads without a value are left out. Example: `2`.
              */
-            websiteSchemaFilter?: string[];
+            minNumLocations?: number;
             /**
-             * @description Lead field to sort by: a field name of `Lead` with a single value (for example
-             *     `lastBuyingSignal`, `lastUpdated`, `companyName`, `city`, `state`, `zip`, `stars`,
-             *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
-             *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
-             *     `validation_error`.
+             * Format: int32
+             * @description Maximum number of locations; leads without a value are left out. Example: `10`.
+             */
+            maxNumLocations?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of job postings on the website; leads without a value are left out. Example: `1`.
+             */
+            minOpenPositions?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of job postings on the website; leads without a value are left out. Example: `20`.
+             */
+            maxOpenPositions?: number;
+            /** @description Leads without a careers page (no job postings value) only, or with one only. Example: `exclude_empty`. */
+            openPositionsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * Format: double
+             * @description Minimum review rating value; leads without one are left out. Example: `4.5`.
+             */
+            minRatingValue?: number;
+            /**
+             * Format: double
+             * @description Maximum review rating value; leads without one are left out. Example: `5`.
+             */
+            maxRatingValue?: number;
+            /**
+             * @description Keep only leads whose primary e-mail's provider is one of these domains (exact,
+             *     case-insensitive). Example: `["google.com", "outlook.com"]`.
+             */
+            emailPrimaryMxValues?: string[];
+            /** @description Keep only leads whose website's e-mail provider is one of these domains. Example: `["google.com"]`. */
+            emailDomainMxValues?: string[];
+            /**
+             * @description Keep only leads whose website e-mail security has any of these values (exact,
+             *     case-insensitive). Example: `["spf", "dmarc"]`.
+             */
+            emailSecurityValues?: string[];
+            /** @description Keep only leads whose address source is one of these values (exact, case-insensitive). Example: `["google_maps"]`. */
+            addressSourceValues?: string[];
+            /** @description Leads without a primary e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailPrimaryMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a website e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailDomainMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without website e-mail security values only, or with some only. Example: `exclude_empty`. */
+            emailSecurityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without an address source only, or with one only. Example: `exclude_empty`. */
+            addressSourceEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keep only leads with a website schema type that contains any of these (case-insensitive
+             *     substrings; `GET /leads/other/schema-types` lists the types). Comma-separated or a JSON array
+             *     (string). Example: `LocalBusiness,Dentist`.
+             */
+            websiteSchemaFilter?: string[] | string;
+            /** @description `yes`: only leads whose website redirects; `no`: the others, also without a value. Example: `no`. */
+            redirectFilter?: components["schemas"]["LeadSearchRedirectFilter"];
+            /**
+             * @description Lead field to sort by: `lastBuyingSignal` (the default), our own `lastUpdated`, or any
+             *     single-valued lead field by name or `w*` name: `wCompanyName`, `wOgrequestedUrl`,
+             *     `wSimpleCrawledUrl`, `wProfileDate`, `wRedirectYn`, `wAddressCity`, `wAddressState`,
+             *     `wAddressZip`, `wPhonePrimary`, `wEmailPrimary`, `wTimeScraped`, `wEmployeeCount`,
+             *     `wFoundingDate`, `wIsChain`, `wPriceRange`, `wLegalName`, `wIndustryNaics`, `wDuns`,
+             *     `wSlogan`, `wEmailPrimaryMx`, `wEmailDomainMx`, `wAddressSource`, `wNumLocations`,
+             *     `wOpenPositions`, `wRatingValue`, `wReviewCount`, ...; a list field (`wEmailSecurity`) sorts
+             *     by its items as text. Leads without a value sort last. An unknown name gives 400
+             *     `validation_error`. Example: `wCompanyName`.
              */
             sortBy?: string;
-            /** @description Sort direction; default `desc`. */
+            /** @description Sort direction: `asc` or `desc` (the default). Example: `asc`. */
             sortOrder?: components["schemas"]["SortOrder"];
             /**
              * Format: int32
-             * @description Page number, from 1 (search and preview; ignored by export); default 1.
+             * @description Page number, from 1 (search and preview; ignored by export); default 1. Example: `2`.
              */
             page?: number;
             /**
              * Format: int32
-             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100. Example: `50`.
              */
             limit?: number;
-            /** @description The lead database to search; any value resolves to `other` (the Main database). */
+            /** @description The lead database to search; any value resolves to `other` (the Main database). Example: `other`. */
             database?: string;
             /**
              * Format: int32
              * @description Caps the number of leads exported (at most 100,000). Matching leads beyond the cap are kept
-             *     in a lead reservoir and come first in the next export.
+             *     in a lead reservoir and come first in the next export; the answer tells how many
+             *     (`overflowCount`).
              */
             maxLeads?: number;
             /**
@@ -4444,11 +7140,12 @@ export interface components {
              */
             maxResults?: number;
             /**
-             * Format: int32
              * @description Caps the credits spent; only new leads cost credits. `0` exports only leads exported to the
-             *     account before, at no cost.
+             *     account before, at no cost. `null` is no cap, as when it is left out.
              */
-            maxCredits?: number;
+            maxCredits?: components["schemas"]["CreditCap"] | null;
+            /** @description `true`: only leads the account has not received yet (no lead exported before). */
+            excludePurchased?: boolean;
             /**
              * Format: int32
              * @description A saved export format of the account. Without it the account's default format is used, or
@@ -4459,8 +7156,10 @@ export interface components {
             /** @description Overrides the format's file type. */
             fileType?: components["schemas"]["LeadExportFileType"];
             /**
-             * @description `true` (default): the answer is the file itself (a ZIP when the format splits it).
-             *     `false`: a JSON answer with the export history ids and signed download links.
+             * @description `true` (default): the files' contents are in the answer (in `files[].data` of the JSON
+             *     answer, or the file itself for a client whose `Accept` asks for a file). `false`: the JSON
+             *     answer names each file with its export history id and download links instead. Also the query
+             *     parameter `inline`; both given with different values is 400 `validation_error`.
              */
             inline?: boolean;
         };
@@ -4478,7 +7177,8 @@ export interface components {
             limit: number;
             /**
              * Format: int32
-             * @description Number of leads in all pages (after the cap at the spendable balance on a search).
+             * @description Number of leads in all pages: on a search, after the cap at the smaller of `maxCredits` and
+             *     the spendable balance (not after `maxResults`, which cuts one page only).
              */
             total: number;
             /**
@@ -4490,11 +7190,12 @@ export interface components {
         /** @description A free preview of a lead search. */
         LeadPreviewResult: {
             /**
-             * @description The leads of this page. Contact details of leads the account has not received are masked:
-             *     phones as `(512) ***-**42`, e-mail addresses as `hel*@domain.com` (the fields `phone`,
-             *     `phoneSecondary`, `email`, `emailSecondary`, `emailTier1`-`emailTier6`).
+             * @description The leads of this page. Contact details of leads the account has not received
+             *     (`contactExported: false`) are masked: phones as `(512) ***-**42`, e-mail addresses as
+             *     `hel*@domain.com` (the fields `phone`, `phoneSecondary`, `email`, `emailSecondary`,
+             *     `emailTier1`-`emailTier6`, and each item of `founderPhones` and `founderEmails`).
              */
-            leads: components["schemas"]["Lead"][];
+            leads: components["schemas"]["PreviewLead"][];
             /** @description Where this page is; `total` equals `summary.totalMatches`. */
             pagination: components["schemas"]["LeadPagination"];
             /** @description The database searched; always `other`. */
@@ -4506,6 +7207,10 @@ export interface components {
             preview: true;
             /** @description Counts and cost over every matching lead. */
             summary: components["schemas"]["LeadPreviewSummary"];
+            /** @description `true` when the request had no positive filter, so nothing was searched; absent otherwise. */
+            requiresKeywords?: boolean;
+            /** @description Why nothing was searched, naming the parameters that count as a positive filter; with `requiresKeywords`. */
+            message?: string;
         };
         LeadPreviewResultResponse: {
             /** @description The result. */
@@ -4623,191 +7328,881 @@ export interface components {
             data: components["schemas"]["LeadRefreshResult"];
         };
         /**
-         * @description The lead search parameters. Sent as query parameters on `GET /leads` and `GET /leads/preview`,
-         *     as JSON body members on `POST /leads/export` and as the `filters` object of a filter preset
-         *     (there list-valued members are JSON arrays of strings).
+         * @description An empty-value filter: keep only leads without a value, or only leads with one.
+         * @enum {string}
+         */
+        LeadSearchEmptyFilter: "only_empty" | "exclude_empty";
+        /**
+         * @description The lead search parameters as a JSON object: the `filters` of `POST /leads/export` and of a
+         *     filter preset (members that are not search parameters are ignored). Lists are JSON arrays;
+         *     `stateInclude`, `stateExclude`, `buyingSignalTypeFilter` and `websiteSchemaFilter` may also be
+         *     a comma-separated string (pieces trimmed), and `positiveKeywords`, `negativeKeywords` and
+         *     `orColumns` a JSON array string. Items of the contact and company-detail term filters
+         *     (`phonePrimaryInclude`, `legalNameExclude`, ...) are strings or
+         *     `{"v": "text", "m": "contains" | "starts" | "ends"}` objects.
          *
-         *     Matching: every term matches case-insensitively as a substring. In the URL columns
-         *     (`registeredUrl`, `crawledUrl`) a space inside a term is a wildcard: `pool repair` matches
-         *     both words in that order with anything between them. A `%` or `_` typed by the client is a
-         *     literal character, never a wildcard.
+         *     Matching. Phase 1 (include, OR): a lead is included when any positive keyword matches one of
+         *     the `orColumns` columns, or any include term of a column in `orColumns` matches that column;
+         *     the include terms of a column outside `orColumns` are required instead (one of them must
+         *     match). Phase 2: a lead is removed when any negative keyword matches an `orColumns` column, or
+         *     any exclude term its column. Every other parameter only narrows the result; all are ANDed.
+         *     Keywords and `...IncludeTerms` / `...ExcludeTerms` are case-insensitive substrings in which
+         *     `*` is a wildcard within one value (`*dental*` is `dental`), and in the URL columns a space is
+         *     one too; a `%` or `_` is a literal character.
          *
-         *     Phase 1 (include, OR): a lead is included when any positive keyword, or any include term of a
-         *     column that is in `orColumns`, matches one of the `orColumns` columns (positive keywords) or its
-         *     own column (include terms). An include term whose column is NOT in `orColumns` is required
-         *     instead: the lead must also contain at least one of that parameter's terms in that column.
-         *     Phase 2 (exclude): a lead is removed when any negative keyword matches one of the `orColumns`
-         *     columns, or any exclude term matches its column. The other filters (state, city, zip, stars,
-         *     reviews, schema types) must all hold.
-         *
-         *     At least one positive filter is required: `positiveKeywords` or any `...IncludeTerms`
-         *     parameter; without one the request gives 400 `validation_error`.
-         *
-         *     List-valued query parameters are sent comma-separated (`plumb,roof`); the server also accepts
-         *     a JSON array string (`["plumb","roof"]`).
+         *     A positive filter is required: `positiveKeywords` or any `...IncludeTerms` parameter. Without
+         *     one, an export or preset gives 400 `validation_error` (a search or preview answers
+         *     `requiresKeywords: true`). Every invalid value gives 400 `validation_error` with `details`
+         *     naming the parameter. At most 1,000 values per list and 500 characters per value.
          */
         LeadSearchFilters: {
             /**
-             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keywords of which any must match one of the `orColumns` columns (phase 1). Case-insensitive
+             *     substrings; `*` is a wildcard (any run of characters within one value: `*auto*repair*`
+             *     matches "auto body repair"), and in the URL columns so is a space. In a query: a JSON array
+             *     string or comma-separated; in a body: an array or a JSON array string. Example:
+             *     `["*dental*", "*dentist*"]`.
              */
-            positiveKeywords?: string[];
+            positiveKeywords?: string[] | string;
             /**
-             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2). In a
-             *     query: comma-separated, or a JSON array string.
+             * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2; leads
+             *     whose columns are empty stay). Wildcards and forms as in `positiveKeywords`. Example:
+             *     `["*franchise*"]`.
              */
-            negativeKeywords?: string[];
+            negativeKeywords?: string[] | string;
             /**
-             * @description Columns that form the OR group of phase 1 (and that negative keywords are checked against).
-             *     Default: the four searched columns `registeredUrl`, `crawledUrl`, `companyName`,
-             *     `aiCategoryEstimation`. Also accepted: `description`, `city`, `street`, `phone`, `email`,
-             *     and the database-style alias of any of these names (for example `wCompanyName`). An unknown
-             *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
+             * @description Columns of the keywords (the OR group of phase 1, and what negative keywords are checked
+             *     against). Default: `wOgrequestedUrl`, `wSimpleCrawledUrl`, `wCompanyName`,
+             *     `aiCategoryEstimation` (the four searched columns, the only fast ones). Also:
+             *     `wProfileDescriptionShort`, `wAddressCity`, `wAddressState`, `wAddressZip`, `wPhonePrimary`
+             *     (primary phone), `wPhoneTotal` (either phone), `wEmailPrimary` (primary e-mail),
+             *     `wEmailTier1` to `wEmailTier6`, and `street`; any name or alias of these lead fields
+             *     (`companyName`, `registeredUrl`, ...) is accepted. Our own `phone` means either phone and
+             *     `email` any of the eight e-mail fields. An unknown name gives 400 `validation_error`.
+             *     Forms as in `positiveKeywords`. Example: `["wCompanyName", "wProfileDescriptionShort"]`.
              */
-            orColumns?: string[];
+            orColumns?: string[] | string;
             /**
-             * @description Include terms for the company name (`companyName`). In a query: comma-separated, or a JSON
-             *     array string.
+             * @description Terms for the company name; they join the OR group of phase 1 when the company name is in
+             *     `orColumns` (the default), otherwise a lead must match one of them. Wildcards as in
+             *     `positiveKeywords`. Example: `["*bakery*"]`.
              */
             nameIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the company name: a lead whose name contains any of them is removed. In a
-             *     query: comma-separated, or a JSON array string.
-             */
+            /** @description Terms that remove a lead whose company name matches any of them. Example: `["*franchise*"]`. */
             nameExcludeTerms?: string[];
             /**
-             * @description Include terms for the registered URL (`registeredUrl`; a space is a wildcard). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Terms for the registered URL (`wOgrequestedUrl`), as `nameIncludeTerms`; a space is a
+             *     wildcard too. Example: `["pool repair"]`.
              */
             urlIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the registered URL (a space is a wildcard). In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Terms that remove a lead whose registered URL matches any of them. Example: `[".org"]`. */
             urlExcludeTerms?: string[];
             /**
-             * @description Include terms for the crawled URL (`crawledUrl`; a space is a wildcard). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Terms for the crawled URL (`wSimpleCrawledUrl`), as `nameIncludeTerms`; a space is a wildcard
+             *     too. Example: `["facebook.com"]`.
              */
             crawledUrlIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the crawled URL (a space is a wildcard). In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Terms that remove a lead whose crawled URL matches any of them. Example: `["yelp.com"]`. */
             crawledUrlExcludeTerms?: string[];
             /**
-             * @description Include terms for the description (`description`). In a query: comma-separated, or a JSON array
-             *     string.
+             * @description Terms for the short description; not in the default `orColumns`, so a lead must match one of
+             *     them unless `wProfileDescriptionShort` is added. Example: `["family owned"]`.
              */
             descriptionIncludeTerms?: string[];
-            /** @description Exclude terms for the description. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose short description matches any of them. Example: `["chain"]`. */
             descriptionExcludeTerms?: string[];
-            /**
-             * @description Include terms for the city column (`city`), matched as substrings. In a query: comma-separated,
-             *     or a JSON array string.
-             */
+            /** @description Terms for the city (our own parameter; `cityInclude` is the usual one). Example: `["rock"]`. */
             cityIncludeTerms?: string[];
-            /**
-             * @description Exclude terms for the city column, matched as substrings. In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Terms that remove a lead whose city matches any of them. Example: `["springs"]`. */
             cityExcludeTerms?: string[];
-            /** @description Include terms for the street (`street`). In a query: comma-separated, or a JSON array string. */
+            /** @description Terms for the street (our own parameter). Example: `["main st"]`. */
             streetIncludeTerms?: string[];
-            /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose street matches any of them. Example: `["suite"]`. */
             streetExcludeTerms?: string[];
             /**
-             * @description Include terms for the phone numbers (`phone`), for example an area code `512`. In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Terms for either phone (our own parameter, matched as text; the contact filters
+             *     `phoneTotalInclude` compare digits). Example: `["(512)"]`.
              */
             phoneIncludeTerms?: string[];
-            /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose phones match any of them. Example: `["(000)"]`. */
             phoneExcludeTerms?: string[];
-            /**
-             * @description Include terms for the e-mail addresses (`email`), for example a domain. In a query:
-             *     comma-separated, or a JSON array string.
-             */
+            /** @description Terms for any of the eight e-mail fields (our own parameter). Example: `["@acme-co.com"]`. */
             emailIncludeTerms?: string[];
-            /** @description Exclude terms for the e-mail addresses. In a query: comma-separated, or a JSON array string. */
+            /** @description Terms that remove a lead whose e-mail fields match any of them. Example: `["gmail"]`. */
             emailExcludeTerms?: string[];
             /**
-             * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
-             *     query: comma-separated, or a JSON array string.
+             * @description A plain substring (case-insensitive; `*` and spaces are literal) that the company name, a URL,
+             *     the short description, the city or the primary phone must contain. Narrows the search; it is
+             *     not a positive filter. Example: `organic coffee`.
              */
-            stateInclude?: string[];
+            search?: string;
             /**
-             * @description Remove leads in any of these states (two-letter US codes, any case). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keep only leads in one of these states (two-letter codes, any case). In a query and a body:
+             *     comma-separated (`TX,OK`) or a JSON array (string). Example: `TX,OK`.
              */
-            stateExclude?: string[];
+            stateInclude?: string[] | string;
+            /** @description Remove leads in any of these states (forms as in `stateInclude`). Example: `CA,NY`. */
+            stateExclude?: string[] | string;
             /**
-             * @description Keep only leads in one of these cities (whole city name, any case). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keep only leads whose city contains one of these (case-insensitive substrings). Example:
+             *     `["Austin"]`.
              */
             cityInclude?: string[];
-            /**
-             * @description Remove leads in any of these cities (whole city name, any case). In a query: comma-separated,
-             *     or a JSON array string.
-             */
+            /** @description Remove leads whose city contains any of these. Example: `["Springs"]`. */
             cityExclude?: string[];
             /**
-             * @description Keep only leads whose ZIP code starts with one of these values (`787` or `78701`). In a query:
-             *     comma-separated, or a JSON array string.
+             * @description Keep only leads in one of these ZIP codes: 5 digits (or ZIP+4) select that ZIP exactly
+             *     (ZIP+4 values compare all nine digits); 1-4 digits are a prefix (`787` selects 787xx).
+             *     Example: `["78701", "78702"]`.
              */
             zipInclude?: string[];
-            /**
-             * @description Remove leads whose ZIP code starts with any of these values. In a query: comma-separated, or a
-             *     JSON array string.
-             */
+            /** @description Remove leads in any of these ZIP codes (values as in `zipInclude`). Example: `["78701"]`. */
             zipExclude?: string[];
+            /** @description Keep only leads whose street contains one of these (case-insensitive). Example: `["Main St"]`. */
+            streetInclude?: string[];
+            /** @description Remove leads whose street contains any of these. Example: `["PO Box"]`. */
+            streetExclude?: string[];
+            /** @description Leads without a state only, or with one only. Example: `exclude_empty`. */
+            stateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a city only, or with one only. Example: `exclude_empty`. */
+            cityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a ZIP code only, or with one only. Example: `exclude_empty`. */
+            zipEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a street only, or with one only. Example: `exclude_empty`. */
+            streetEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a short description only, or with one only. Example: `exclude_empty`. */
+            descriptionEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Earliest Last Buying Signal (inclusive): an ISO 8601 date or date-time (without an offset:
+             *     UTC), or `rel:<n><unit>` (n 1-100000; `h`, `d`, `w`, `m` months, `y` years before the
+             *     request). Example: `rel:30d`.
+             */
+            lastBuyingSignalFrom?: string;
+            /**
+             * @description Latest Last Buying Signal (inclusive; a date alone means the start of that day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `2026-09-30T23:59:59Z`.
+             */
+            lastBuyingSignalTo?: string;
+            /** @description Older name of `lastBuyingSignalFrom` (which wins when both are sent). Example: `rel:7d`. */
+            lastUpdatedFrom?: string;
+            /** @description Older name of `lastBuyingSignalTo` (which wins when both are sent). Example: `2026-09-30`. */
+            lastUpdatedTo?: string;
+            /**
+             * @description Earliest domain registration date (inclusive; a date-time counts by its UTC day). Formats as
+             *     in `lastBuyingSignalFrom`. Example: `rel:6m`.
+             */
+            registrationDateFrom?: string;
+            /** @description Latest domain registration date (inclusive). Example: `2026-09-30`. */
+            registrationDateTo?: string;
+            /**
+             * @description Earliest time the website was crawled (inclusive). Formats as in `lastBuyingSignalFrom`.
+             *     Example: `rel:30d`.
+             */
+            timeScrapedFrom?: string;
+            /**
+             * @description Latest time the website was crawled (inclusive; a date alone includes that whole day).
+             *     Example: `2026-09-30`.
+             */
+            timeScrapedTo?: string;
+            /**
+             * @description Keep only leads whose Buying Signal Type has any of these types (exact, case-sensitive):
+             *     `Newly Added`, `Phone Primary`, `Total Phones`, `Email Primary`, `Tier 1 Emails`,
+             *     `Tier 2 Emails`, `Address Full`, `Instagram`, `LinkedIn`, `Facebook`, `YouTube`, `TikTok`,
+             *     `X (Twitter)`, `Google Maps`, `Yelp`, `Pinterest`, `Other Social`; also the types our own
+             *     imports write (`Primary Phone`, `Primary Email`, `Tier 1 Email`, `Tier 2 Email`,
+             *     `Full Address`, which match their other spelling) and imported types such as `new_website`.
+             *     An unknown type gives 400. Comma-separated or a JSON array (string). Example:
+             *     `Newly Added,Phone Primary`.
+             */
+            buyingSignalTypeFilter?: string[] | string;
+            /** @description Older name of `buyingSignalTypeFilter` (which wins when both are sent). Example: `Newly Added`. */
+            updateReasonFilter?: string[] | string;
+            /**
+             * @description Keeps only leads where the primary phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary phone matches any of these items (leads without a value stay).
+             *     Items as in `phonePrimaryInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            phonePrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phonePrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary phone matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `["555-0142"]`.
+             */
+            phoneSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary phone matches any of these items (leads without a value
+             *     stay). Items as in `phoneSecondaryInclude`. Example: `["555-0142"]`.
+             */
+            phoneSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary phone, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where any of the lead's phones (primary or secondary) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Phones compare their digits
+             *     when the item has any (formatting, a leading `+1` or a leading 1 of an 11-digit number do not
+             *     matter), else their text. Example: `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where any of the lead's phones (primary or secondary) matches any of these items
+             *     (leads without a value stay). Items as in `phoneTotalInclude`. Example:
+             *     `[{"v": "512", "m": "starts"}]`.
+             */
+            phoneTotalExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without any phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            phoneTotalEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the primary e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the primary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailPrimaryInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            emailPrimaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a primary e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailPrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the secondary e-mail address matches any of these items (a lead without
+             *     a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the secondary e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `emailSecondaryInclude`. Example: `["@acme-co.com"]`.
+             */
+            emailSecondaryExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a secondary e-mail address, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 1 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 1 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier1Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier1Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 1 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier1EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 2 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 2 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier2Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier2Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 2 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier2EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 3 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 3 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier3Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier3Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 3 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier3EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 4 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 4 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier4Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier4Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 4 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier4EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 5 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 5 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier5Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier5Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 5 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier5EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the tier 6 e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Include?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the tier 6 e-mail address matches any of these items (leads without a value
+             *     stay). Items as in `emailTier6Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+             */
+            emailTier6Exclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a tier 6 e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            emailTier6EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the employee count (as text, for example `12`) matches any of these
+             *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+             *     "starts" | "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["12"]`.
+             */
+            employeeCountInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the employee count (as text, for example `12`) matches any of these items
+             *     (leads without a value stay). Items as in `employeeCountInclude`. Example: `["12"]`.
+             */
+            employeeCountExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an employee count, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            employeeCountEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (leads
+             *     without a value stay). Items as in `foundingDateInclude`. Example:
+             *     `[{"v": "2024-", "m": "starts"}]`.
+             */
+            foundingDateExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founding date, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            foundingDateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where whether the business is a chain (`true` or `yes`, `false` or `no`)
+             *     matches any of these items (a lead without a value is left out). Items: strings or {"v":
+             *     "text", "m": "contains" | "starts" | "ends"} (default contains); `*` is a literal character.
+             *     Case-insensitive. Example: `["yes"]`.
+             */
+            isChainInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where whether the business is a chain (`true` or `yes`, `false` or `no`) matches
+             *     any of these items (leads without a value stay). Items as in `isChainInclude`. Example:
+             *     `["yes"]`.
+             */
+            isChainExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an is-chain value, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            isChainEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the price range matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["$$"]`.
+             */
+            priceRangeInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the price range matches any of these items (leads without a value stay).
+             *     Items as in `priceRangeInclude`. Example: `["$$"]`.
+             */
+            priceRangeExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a price range, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            priceRangeEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the legal name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the legal name matches any of these items (leads without a value stay).
+             *     Items as in `legalNameInclude`. Example: `[{"v": "LLC", "m": "ends"}]`.
+             */
+            legalNameExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a legal name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            legalNameEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the NAICS industry code matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the NAICS industry code matches any of these items (leads without a value
+             *     stay). Items as in `industryNaicsInclude`. Example: `[{"v": "2382", "m": "starts"}]`.
+             */
+            industryNaicsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a NAICS code, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            industryNaicsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the DUNS number matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["123456789"]`.
+             */
+            dunsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the DUNS number matches any of these items (leads without a value stay).
+             *     Items as in `dunsInclude`. Example: `["123456789"]`.
+             */
+            dunsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a DUNS number, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            dunsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder name matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Garcia"]`.
+             */
+            founderInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder name matches any of these items (leads without a value stay).
+             *     Items as in `founderInclude`. Example: `["Garcia"]`.
+             */
+            founderExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder name, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder e-mail address matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder e-mail address matches any of these items (leads without a
+             *     value stay). Items as in `founderEmailInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+             */
+            founderEmailExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder e-mail address, `exclude_empty` only leads with
+             *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderEmailEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each founder phone matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Phones compare their digits when the item has any
+             *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+             *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each founder phone matches any of these items (leads without a value stay).
+             *     Items as in `founderPhoneInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+             */
+            founderPhoneExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a founder phone, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            founderPhoneEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the opening hours matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Sa"]`.
+             */
+            openingHoursInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the opening hours matches any of these items (leads without a value stay).
+             *     Items as in `openingHoursInclude`. Example: `["Sa"]`.
+             */
+            openingHoursExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without opening hours, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            openingHoursEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the area served matches any of these items (a lead without a value is
+             *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Austin"]`.
+             */
+            areaServedInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the area served matches any of these items (leads without a value stay).
+             *     Items as in `areaServedInclude`. Example: `["Austin"]`.
+             */
+            areaServedExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without an area served, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            areaServedEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the offers matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["free estimate"]`.
+             */
+            offersInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the offers matches any of these items (leads without a value stay). Items
+             *     as in `offersInclude`. Example: `["free estimate"]`.
+             */
+            offersExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without offers, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            offersEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the brand matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Acme"]`.
+             */
+            brandInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the brand matches any of these items (leads without a value stay). Items as
+             *     in `brandInclude`. Example: `["Acme"]`.
+             */
+            brandExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a brand, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            brandEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the slogan matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["since 1990"]`.
+             */
+            sloganInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the slogan matches any of these items (leads without a value stay). Items
+             *     as in `sloganInclude`. Example: `["since 1990"]`.
+             */
+            sloganExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a slogan, `exclude_empty` only leads with a value (empty:
+             *     null, blank, or no item). Example: `exclude_empty`.
+             */
+            sloganEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the logo URL matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `[".png"]`.
+             */
+            logoUrlInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the logo URL matches any of these items (leads without a value stay). Items
+             *     as in `logoUrlInclude`. Example: `[".png"]`.
+             */
+            logoUrlExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a logo URL, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            logoUrlEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where each social profile URL matches any of these items (a lead without a
+             *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+             *     (default contains); `*` is a literal character. Case-insensitive. Example: `["instagram.com"]`.
+             */
+            socialProfilesInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where each social profile URL matches any of these items (leads without a value
+             *     stay). Items as in `socialProfilesInclude`. Example: `["instagram.com"]`.
+             */
+            socialProfilesExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a social profile URL, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            socialProfilesEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the website platform matches any of these items (a lead without a value
+             *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+             *     contains); `*` is a literal character. Case-insensitive. Example: `["Shopify"]`.
+             */
+            platformInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the website platform matches any of these items (leads without a value
+             *     stay). Items as in `platformInclude`. Example: `["Shopify"]`.
+             */
+            platformExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without a website platform, `exclude_empty` only leads with a
+             *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            platformEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the booking, operations and CRM software matches any of these items (a
+             *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the booking, operations and CRM software matches any of these items (leads
+             *     without a value stay). Items as in `bookingOpsCrmSoftwareInclude`. Example: `["Calendly"]`.
+             */
+            bookingOpsCrmSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without booking, operations or CRM software, `exclude_empty` only
+             *     leads with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            bookingOpsCrmSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the reputation and chat software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Podium"]`.
+             */
+            reputationChatSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the reputation and chat software matches any of these items (leads without
+             *     a value stay). Items as in `reputationChatSoftwareInclude`. Example: `["Podium"]`.
+             */
+            reputationChatSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without reputation or chat software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            reputationChatSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the marketing and e-mail software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the marketing and e-mail software matches any of these items (leads without
+             *     a value stay). Items as in `marketingEmailSoftwareInclude`. Example: `["Mailchimp"]`.
+             */
+            marketingEmailSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without marketing or e-mail software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            marketingEmailSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the ad pixels matches any of these items (a lead without a value is left
+             *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+             *     `*` is a literal character. Case-insensitive. Example: `["Meta Pixel"]`.
+             */
+            adPixelsInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the ad pixels matches any of these items (leads without a value stay).
+             *     Items as in `adPixelsInclude`. Example: `["Meta Pixel"]`.
+             */
+            adPixelsExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without ad pixels, `exclude_empty` only leads with a value
+             *     (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            adPixelsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keeps only leads where the payment and financing software matches any of these items (a lead
+             *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+             *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+             *     `["Stripe"]`.
+             */
+            paymentFinancingSoftwareInclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description Removes leads where the payment and financing software matches any of these items (leads
+             *     without a value stay). Items as in `paymentFinancingSoftwareInclude`. Example: `["Stripe"]`.
+             */
+            paymentFinancingSoftwareExclude?: (string | components["schemas"]["LeadSearchTerm"])[];
+            /**
+             * @description `only_empty` keeps only leads without payment or financing software, `exclude_empty` only leads
+             *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+             */
+            paymentFinancingSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
             /**
              * Format: double
-             * @description Minimum review rating (0-5); leads without a rating are removed when set.
+             * @description Minimum review rating (0-5) of `stars`; leads without one are left out. Example: `4`.
              */
             minStars?: number;
             /**
              * Format: double
-             * @description Maximum review rating (0-5); leads without a rating are removed when set.
+             * @description Maximum review rating (0-5) of `stars`; leads without one are left out. Example: `5`.
              */
             maxStars?: number;
             /**
              * Format: int32
-             * @description Minimum number of reviews; leads without a review count are removed when set.
+             * @description Minimum number of reviews; leads without a count are left out. Example: `10`.
              */
             minReviewCount?: number;
             /**
              * Format: int32
-             * @description Maximum number of reviews; leads without a review count are removed when set.
+             * @description Maximum number of reviews; leads without a count are left out. Example: `500`.
              */
             maxReviewCount?: number;
             /**
-             * @description Keep only leads whose website has at least one of these schema.org types (exact names as listed
-             *     by `GET /leads/other/schema-types`). In a query: comma-separated, or a JSON array string.
+             * Format: int32
+             * @description Minimum number of locations; leads without a value are left out. Example: `2`.
              */
-            websiteSchemaFilter?: string[];
+            minNumLocations?: number;
             /**
-             * @description Lead field to sort by: a field name of `Lead` with a single value (for example
-             *     `lastBuyingSignal`, `lastUpdated`, `companyName`, `city`, `state`, `zip`, `stars`,
-             *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
-             *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
-             *     `validation_error`.
+             * Format: int32
+             * @description Maximum number of locations; leads without a value are left out. Example: `10`.
+             */
+            maxNumLocations?: number;
+            /**
+             * Format: int32
+             * @description Minimum number of job postings on the website; leads without a value are left out. Example: `1`.
+             */
+            minOpenPositions?: number;
+            /**
+             * Format: int32
+             * @description Maximum number of job postings on the website; leads without a value are left out. Example: `20`.
+             */
+            maxOpenPositions?: number;
+            /** @description Leads without a careers page (no job postings value) only, or with one only. Example: `exclude_empty`. */
+            openPositionsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * Format: double
+             * @description Minimum review rating value; leads without one are left out. Example: `4.5`.
+             */
+            minRatingValue?: number;
+            /**
+             * Format: double
+             * @description Maximum review rating value; leads without one are left out. Example: `5`.
+             */
+            maxRatingValue?: number;
+            /**
+             * @description Keep only leads whose primary e-mail's provider is one of these domains (exact,
+             *     case-insensitive). Example: `["google.com", "outlook.com"]`.
+             */
+            emailPrimaryMxValues?: string[];
+            /** @description Keep only leads whose website's e-mail provider is one of these domains. Example: `["google.com"]`. */
+            emailDomainMxValues?: string[];
+            /**
+             * @description Keep only leads whose website e-mail security has any of these values (exact,
+             *     case-insensitive). Example: `["spf", "dmarc"]`.
+             */
+            emailSecurityValues?: string[];
+            /** @description Keep only leads whose address source is one of these values (exact, case-insensitive). Example: `["google_maps"]`. */
+            addressSourceValues?: string[];
+            /** @description Leads without a primary e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailPrimaryMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without a website e-mail provider only, or with one only. Example: `exclude_empty`. */
+            emailDomainMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without website e-mail security values only, or with some only. Example: `exclude_empty`. */
+            emailSecurityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /** @description Leads without an address source only, or with one only. Example: `exclude_empty`. */
+            addressSourceEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+            /**
+             * @description Keep only leads with a website schema type that contains any of these (case-insensitive
+             *     substrings; `GET /leads/other/schema-types` lists the types). Comma-separated or a JSON array
+             *     (string). Example: `LocalBusiness,Dentist`.
+             */
+            websiteSchemaFilter?: string[] | string;
+            /** @description `yes`: only leads whose website redirects; `no`: the others, also without a value. Example: `no`. */
+            redirectFilter?: components["schemas"]["LeadSearchRedirectFilter"];
+            /**
+             * @description Lead field to sort by: `lastBuyingSignal` (the default), our own `lastUpdated`, or any
+             *     single-valued lead field by name or `w*` name: `wCompanyName`, `wOgrequestedUrl`,
+             *     `wSimpleCrawledUrl`, `wProfileDate`, `wRedirectYn`, `wAddressCity`, `wAddressState`,
+             *     `wAddressZip`, `wPhonePrimary`, `wEmailPrimary`, `wTimeScraped`, `wEmployeeCount`,
+             *     `wFoundingDate`, `wIsChain`, `wPriceRange`, `wLegalName`, `wIndustryNaics`, `wDuns`,
+             *     `wSlogan`, `wEmailPrimaryMx`, `wEmailDomainMx`, `wAddressSource`, `wNumLocations`,
+             *     `wOpenPositions`, `wRatingValue`, `wReviewCount`, ...; a list field (`wEmailSecurity`) sorts
+             *     by its items as text. Leads without a value sort last. An unknown name gives 400
+             *     `validation_error`. Example: `wCompanyName`.
              */
             sortBy?: string;
-            /** @description Sort direction; default `desc`. */
+            /** @description Sort direction: `asc` or `desc` (the default). Example: `asc`. */
             sortOrder?: components["schemas"]["SortOrder"];
             /**
              * Format: int32
-             * @description Page number, from 1 (search and preview; ignored by export); default 1.
+             * @description Page number, from 1 (search and preview; ignored by export); default 1. Example: `2`.
              */
             page?: number;
             /**
              * Format: int32
-             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+             * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100. Example: `50`.
              */
             limit?: number;
-            /** @description The lead database to search; any value resolves to `other` (the Main database). */
+            /** @description The lead database to search; any value resolves to `other` (the Main database). Example: `other`. */
             database?: string;
         };
+        /**
+         * @description `redirectFilter`: whether the registered URL redirects to another site.
+         * @enum {string}
+         */
+        LeadSearchRedirectFilter: "yes" | "no";
         /** @description One page of a paid lead search. */
         LeadSearchResult: {
             /** @description The leads of this page. */
@@ -4826,11 +8221,37 @@ export interface components {
              * @description Credits the account can still spend after this request.
              */
             creditsRemaining: number;
+            /**
+             * Format: int32
+             * @description The request's `maxResults`, when given.
+             */
+            maxResults?: number;
+            /**
+             * Format: int32
+             * @description The request's `maxCredits`, when given.
+             */
+            maxCredits?: number;
+            /** @description `true` when the request had no positive filter, so nothing was searched; absent otherwise. */
+            requiresKeywords?: boolean;
+            /** @description Why nothing was searched, naming the parameters that count as a positive filter; with `requiresKeywords`. */
+            message?: string;
         };
         LeadSearchResultResponse: {
             /** @description The result. */
             data: components["schemas"]["LeadSearchResult"];
         };
+        /** @description One item of a contact or company-detail term filter, with its way of matching. */
+        LeadSearchTerm: {
+            /** @description The text to look for (case-insensitive; `*` is a literal character). */
+            v: string;
+            /** @description How it matches; default `contains`. */
+            m?: components["schemas"]["LeadSearchTermMatch"];
+        };
+        /**
+         * @description How a term item matches.
+         * @enum {string}
+         */
+        LeadSearchTermMatch: "contains" | "starts" | "ends";
         /**
          * @description The flat summary of a lead sent in `lead.created`, `lead.updated` and `export.leads` events.
          *     A value the lead does not have is null (an empty list for `buyingSignalType`).
@@ -5010,11 +8431,22 @@ export interface components {
          * @enum {string}
          */
         OverageBudgetType: "dollars" | "credits";
-        /** @description Changes to the overage budget; only the fields sent change. */
+        /**
+         * @description Changes to the overage budget: `{enabled: false}` turns it off;
+         *     `{enabled: true, budgetAmount, budgetType?}` sets it; without `enabled`, only the fields sent
+         *     change.
+         */
         OverageBudgetUpdate: {
             /**
-             * @description The unit of `budgetAmount`. When omitted, the current unit is kept, or `dollars` when no
-             *     budget is set.
+             * @description `false` disables overage and clears the configuration (overage already used is still
+             *     charged); `budgetAmount` must then be absent, 0 or null. `true` sets the budget from
+             *     `budgetAmount` (required, at least 1) and `budgetType` (default `dollars`). When omitted,
+             *     `budgetAmount` 0 or null disables, and the fields sent change.
+             */
+            enabled?: boolean;
+            /**
+             * @description The unit of `budgetAmount`. When omitted: `dollars` with `enabled: true`; otherwise the
+             *     current unit is kept, or `dollars` when no budget is set.
              */
             budgetType?: components["schemas"]["OverageBudgetType"];
             /**
@@ -5176,6 +8608,184 @@ export interface components {
             message: string;
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
+        };
+        /**
+         * @description A lead of a preview: the Lead, with its contact details masked unless the account already
+         *     received it, and whether it did.
+         */
+        PreviewLead: {
+            /**
+             * Format: int32
+             * @description The lead's id.
+             */
+            id: number;
+            /** @description The business's name. */
+            companyName: string | null;
+            /** @description The business's main website: the registered URL, or the crawled URL when it has none. */
+            website: string | null;
+            /** @description The domain or URL the business registered (one of the searched columns). */
+            registeredUrl: string | null;
+            /** @description The URL the business's site was crawled at, after redirects (one of the searched columns). */
+            crawledUrl: string | null;
+            /** @description The primary e-mail address. */
+            email: string | null;
+            /** @description A second e-mail address. */
+            emailSecondary: string | null;
+            /** @description E-mail address of quality tier 1, the most reliable tier. */
+            emailTier1: string | null;
+            /** @description E-mail address of quality tier 2. */
+            emailTier2: string | null;
+            /** @description E-mail address of quality tier 3. */
+            emailTier3: string | null;
+            /** @description E-mail address of quality tier 4. */
+            emailTier4: string | null;
+            /** @description E-mail address of quality tier 5. */
+            emailTier5: string | null;
+            /** @description E-mail address of quality tier 6, the least reliable tier. */
+            emailTier6: string | null;
+            /**
+             * @description The e-mail provider of the primary e-mail address's domain, from its MX records, for example
+             *     `google.com`, `outlook.com` or `secureserver.net` (the real service's `wEmailPrimaryMx`).
+             */
+            emailPrimaryProvider: string | null;
+            /**
+             * @description The e-mail provider of the website's domain, from its MX records, for example `google.com`
+             *     (the real service's `wEmailDomainMx`).
+             */
+            websiteEmailProvider: string | null;
+            /**
+             * @description The e-mail security records the website's domain publishes, lower case: `spf`, `dkim`, `dmarc`,
+             *     `bimi`, or `none` when it was checked and has none; empty when not checked.
+             */
+            websiteEmailSecurity: string[];
+            /** @description The primary phone number. */
+            phone: string | null;
+            /** @description A second phone number. */
+            phoneSecondary: string | null;
+            /**
+             * Format: int32
+             * @description How many phone numbers are known for the business (0 when none).
+             */
+            phoneTotal: number;
+            /** @description The street line of the postal address (street and number; the same value as `street`). */
+            address: string | null;
+            /** @description Street and number. */
+            street: string | null;
+            /** @description City. */
+            city: string | null;
+            /** @description Two-letter US state code, for example `TX`. */
+            state: string | null;
+            /** @description ZIP code. */
+            zip: string | null;
+            /** @description Country code, for example `US`. */
+            country: string | null;
+            /** @description The whole postal address as one line, for example `1200 E 6th St, Austin, TX 78701`. */
+            addressFull: string | null;
+            /** @description Where the address was found, for example `schema_org`, `google_maps` or `website`. */
+            addressSource: string | null;
+            /** @description Latitude of the business's location, in degrees (-90 to 90). */
+            latitude: number | null;
+            /** @description Longitude of the business's location, in degrees (-180 to 180). */
+            longitude: number | null;
+            /** @description The business's category as listed. */
+            category: string | null;
+            /** @description One to three category names estimated by AI enrichment, or null while not yet classified. */
+            aiCategoryEstimation: string[] | null;
+            /** @description A short description of the business. */
+            description: string | null;
+            /** @description A longer description of the business. */
+            longDescription: string | null;
+            /** @description Average review rating, 0 to 5. */
+            stars: number | null;
+            /**
+             * @description The rating the business's own website states (schema.org `aggregateRating`), 0 to 5; `stars` is
+             *     the review rating.
+             */
+            ratingValue: number | null;
+            /** @description Number of reviews the rating is based on. */
+            reviewCount: number | null;
+            /** @description schema.org types found on the website (see `GET /leads/other/schema-types`). */
+            websiteSchemaTypes: string[];
+            /** @description When the most recent buying (growth) signal was seen. */
+            lastBuyingSignal: string | null;
+            /** @description Kinds of buying signal seen, for example a new website or a new social profile. */
+            buyingSignalType: string[];
+            /** @description When the lead's data last changed. */
+            lastUpdated: string | null;
+            /** @description When the website's domain was registered. */
+            registrationDate: string | null;
+            /** @description Whether the registered URL redirects to another site (`crawledUrl` is where it ended). */
+            redirect: boolean | null;
+            /** @description When the website was last crawled. */
+            timeScraped: string | null;
+            /** @description Number of employees. */
+            employees: number | null;
+            /** @description Number of job postings found on the website; null when no careers page was found. */
+            openPositions: number | null;
+            /** @description The date the business was founded. */
+            foundedDate: string | null;
+            /** @description Number of locations the business operates. */
+            numberOfLocations: number | null;
+            /** @description Whether the business is part of a chain. */
+            isChain: boolean | null;
+            /** @description Price level as listed, for example `$$`. */
+            priceRange: string | null;
+            /** @description The registered legal name. */
+            legalName: string | null;
+            /** @description The NAICS industry code. */
+            naicsCode: string | null;
+            /** @description The D-U-N-S number, 9 digits. */
+            duns: string | null;
+            /** @description Names of the founders. */
+            founders: string[];
+            /** @description E-mail addresses of the founders. */
+            founderEmails: string[];
+            /** @description Phone numbers of the founders. */
+            founderPhones: string[];
+            /** @description Opening hours as text. */
+            openingHours: string | null;
+            /** @description The area the business serves, as its website states it. */
+            areaServed: string | null;
+            /** @description Offers the website states, for example free estimates or financing. */
+            offers: string | null;
+            /** @description The brand name the website states. */
+            brand: string | null;
+            /** @description The business's slogan. */
+            slogan: string | null;
+            /** @description URL of the business's logo. */
+            logoUrl: string | null;
+            /**
+             * @description Social profile URLs keyed by network, for example `{"facebook": "https://..."}`; empty when
+             *     none.
+             */
+            socialProfiles: {
+                [key: string]: string;
+            };
+            /** @description The platform the website is built on, for example `WordPress` or `Wix`. */
+            platform: string | null;
+            /**
+             * @description Booking, operations or CRM software found on the website, comma-separated, for example
+             *     `Housecall Pro, Calendly`.
+             */
+            bookingOpsCrmSoftware: string | null;
+            /** @description Review-management or chat software found on the website, comma-separated. */
+            reputationChatSoftware: string | null;
+            /** @description Marketing or e-mail software found on the website, comma-separated. */
+            marketingEmailSoftware: string | null;
+            /** @description Advertising pixels found on the website, comma-separated, for example `Meta Pixel, Google Ads`. */
+            adPixels: string | null;
+            /** @description Payment or financing software found on the website, comma-separated. */
+            paymentFinancingSoftware: string | null;
+            /** @description Web technologies detected on the website. */
+            webTechnologies: string[];
+            /** @description The lead database the lead belongs to; always `other` (the Main database). */
+            databaseType: components["schemas"]["DatabaseType"];
+            /**
+             * @description `true` when the account already received this lead (it is in its lead export history): its
+             *     contact details are shown as they are, and it is free again in a search. `false`: the phones
+             *     and e-mail addresses are masked.
+             */
+            contactExported: boolean;
         };
         PreviewLeadsTooManyRequestsError: components["schemas"]["RateLimitError"] | components["schemas"]["LeadQueryCapacityBusyError"];
         /** @description The account's profile and credit balance. */
@@ -5499,6 +9109,11 @@ export interface components {
             details?: components["schemas"]["ErrorDetail"][];
         };
         SearchLeadsTooManyRequestsError: components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
+        /**
+         * Format: int32
+         * @description A lead id of `selectedIds`.
+         */
+        SelectedLeadId: number;
         /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
         ServiceUnavailableError: {
             /**
@@ -5698,157 +9313,27 @@ export interface components {
         /** @description Only entries last exported through this channel. */
         "LeadExportHistoryFilterQuery.exportMethod": components["schemas"]["LeadExportMethod"];
         /**
-         * @description Remove leads in any of these cities (whole city name, any case). In a query: comma-separated,
-         *     or a JSON array string.
+         * @description `true`: only leads the account has not received yet. Applied as a filter before paging, so
+         *     pages stay full and the counts (`pagination.total`, the preview's `summary`) cover only those
+         *     leads. `false` (default): every matching lead.
          */
-        "LeadSearchFilters.cityExclude": string[];
+        LeadPreviewControls: boolean;
         /**
-         * @description Exclude terms for the city column, matched as substrings. In a query: comma-separated, or a
-         *     JSON array string.
+         * @description The most credits this call may spend: at most this many new leads, the first in the result
+         *     order, are in the result list (leads the account already received stay in it, free). `0`
+         *     returns only leads the account already has. The cap is the smaller of this and the spendable
+         *     balance; only a cut by the balance sets `X-Credits-Capped: true`. When given, new leads come
+         *     first in the results, then leads the account already received, each group in sort order.
+         * @example 500
          */
-        "LeadSearchFilters.cityExcludeTerms": string[];
+        "LeadSearchControls.maxCredits": number;
         /**
-         * @description Keep only leads in one of these cities (whole city name, any case). In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.cityInclude": string[];
-        /**
-         * @description Include terms for the city column (`city`), matched as substrings. In a query: comma-separated,
-         *     or a JSON array string.
-         */
-        "LeadSearchFilters.cityIncludeTerms": string[];
-        /**
-         * @description Exclude terms for the crawled URL (a space is a wildcard). In a query: comma-separated, or a
-         *     JSON array string.
-         */
-        "LeadSearchFilters.crawledUrlExcludeTerms": string[];
-        /**
-         * @description Include terms for the crawled URL (`crawledUrl`; a space is a wildcard). In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.crawledUrlIncludeTerms": string[];
-        /** @description The lead database to search; any value resolves to `other` (the Main database). */
-        "LeadSearchFilters.database": string;
-        /** @description Exclude terms for the description. In a query: comma-separated, or a JSON array string. */
-        "LeadSearchFilters.descriptionExcludeTerms": string[];
-        /**
-         * @description Include terms for the description (`description`). In a query: comma-separated, or a JSON array
-         *     string.
-         */
-        "LeadSearchFilters.descriptionIncludeTerms": string[];
-        /** @description Exclude terms for the e-mail addresses. In a query: comma-separated, or a JSON array string. */
-        "LeadSearchFilters.emailExcludeTerms": string[];
-        /**
-         * @description Include terms for the e-mail addresses (`email`), for example a domain. In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.emailIncludeTerms": string[];
-        /**
-         * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+         * @description The most leads this call returns: the current page (after new leads first, as with
+         *     `maxCredits`) is cut to this many. The leads cut are not carried to the next page; pages
+         *     still start at `(page - 1) * limit` and `pagination` describes the uncut pages.
          * @example 100
          */
-        "LeadSearchFilters.limit": number;
-        /** @description Maximum number of reviews; leads without a review count are removed when set. */
-        "LeadSearchFilters.maxReviewCount": number;
-        /** @description Maximum review rating (0-5); leads without a rating are removed when set. */
-        "LeadSearchFilters.maxStars": number;
-        /** @description Minimum number of reviews; leads without a review count are removed when set. */
-        "LeadSearchFilters.minReviewCount": number;
-        /** @description Minimum review rating (0-5); leads without a rating are removed when set. */
-        "LeadSearchFilters.minStars": number;
-        /**
-         * @description Exclude terms for the company name: a lead whose name contains any of them is removed. In a
-         *     query: comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.nameExcludeTerms": string[];
-        /**
-         * @description Include terms for the company name (`companyName`). In a query: comma-separated, or a JSON
-         *     array string.
-         */
-        "LeadSearchFilters.nameIncludeTerms": string[];
-        /**
-         * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2). In a
-         *     query: comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.negativeKeywords": string[];
-        /**
-         * @description Columns that form the OR group of phase 1 (and that negative keywords are checked against).
-         *     Default: the four searched columns `registeredUrl`, `crawledUrl`, `companyName`,
-         *     `aiCategoryEstimation`. Also accepted: `description`, `city`, `street`, `phone`, `email`,
-         *     and the database-style alias of any of these names (for example `wCompanyName`). An unknown
-         *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.orColumns": string[];
-        /** @description Page number, from 1 (search and preview; ignored by export); default 1. */
-        "LeadSearchFilters.page": number;
-        /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
-        "LeadSearchFilters.phoneExcludeTerms": string[];
-        /**
-         * @description Include terms for the phone numbers (`phone`), for example an area code `512`. In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.phoneIncludeTerms": string[];
-        /**
-         * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
-         *     comma-separated, or a JSON array string.
-         * @example [
-         *       "plumbing",
-         *       "drain repair"
-         *     ]
-         */
-        "LeadSearchFilters.positiveKeywords": string[];
-        /**
-         * @description Lead field to sort by: a field name of `Lead` with a single value (for example
-         *     `lastBuyingSignal`, `lastUpdated`, `companyName`, `city`, `state`, `zip`, `stars`,
-         *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
-         *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
-         *     `validation_error`.
-         */
-        "LeadSearchFilters.sortBy": string;
-        /** @description Sort direction; default `desc`. */
-        "LeadSearchFilters.sortOrder": components["schemas"]["SortOrder"];
-        /**
-         * @description Remove leads in any of these states (two-letter US codes, any case). In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.stateExclude": string[];
-        /**
-         * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
-         *     query: comma-separated, or a JSON array string.
-         * @example [
-         *       "TX"
-         *     ]
-         */
-        "LeadSearchFilters.stateInclude": string[];
-        /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
-        "LeadSearchFilters.streetExcludeTerms": string[];
-        /** @description Include terms for the street (`street`). In a query: comma-separated, or a JSON array string. */
-        "LeadSearchFilters.streetIncludeTerms": string[];
-        /**
-         * @description Exclude terms for the registered URL (a space is a wildcard). In a query: comma-separated, or a
-         *     JSON array string.
-         */
-        "LeadSearchFilters.urlExcludeTerms": string[];
-        /**
-         * @description Include terms for the registered URL (`registeredUrl`; a space is a wildcard). In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.urlIncludeTerms": string[];
-        /**
-         * @description Keep only leads whose website has at least one of these schema.org types (exact names as listed
-         *     by `GET /leads/other/schema-types`). In a query: comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.websiteSchemaFilter": string[];
-        /**
-         * @description Remove leads whose ZIP code starts with any of these values. In a query: comma-separated, or a
-         *     JSON array string.
-         */
-        "LeadSearchFilters.zipExclude": string[];
-        /**
-         * @description Keep only leads whose ZIP code starts with one of these values (`787` or `78701`). In a query:
-         *     comma-separated, or a JSON array string.
-         */
-        "LeadSearchFilters.zipInclude": string[];
+        "LeadSearchControls.maxResults": number;
         /**
          * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
          *     the same key returns the running job, its stored answer, or 410 `job_result_expired`; the
@@ -5898,6 +9383,7 @@ export type CreateWebhookIntegrationConflictError = components['schemas']['Creat
 export type CreateWebhookIntegrationRequest = components['schemas']['CreateWebhookIntegrationRequest'];
 export type CreatedWebhookIntegration = components['schemas']['CreatedWebhookIntegration'];
 export type CreatedWebhookIntegrationResponse = components['schemas']['CreatedWebhookIntegrationResponse'];
+export type CreditCap = components['schemas']['CreditCap'];
 export type CreditLowBalanceData = components['schemas']['CreditLowBalanceData'];
 export type CreditLowBalanceEvent = components['schemas']['CreditLowBalanceEvent'];
 export type CreditPurchase = components['schemas']['CreditPurchase'];
@@ -5971,8 +9457,10 @@ export type ExportCompletedData = components['schemas']['ExportCompletedData'];
 export type ExportCompletedEvent = components['schemas']['ExportCompletedEvent'];
 export type ExportCompletedFileType = components['schemas']['ExportCompletedFileType'];
 export type ExportCompletedMethod = components['schemas']['ExportCompletedMethod'];
+export type ExportFileGoneReason = components['schemas']['ExportFileGoneReason'];
 export type ExportFileMethod = components['schemas']['ExportFileMethod'];
 export type ExportFileType = components['schemas']['ExportFileType'];
+export type ExportFileUnavailableError = components['schemas']['ExportFileUnavailableError'];
 export type ExportFormat = components['schemas']['ExportFormat'];
 export type ExportFormatCreate = components['schemas']['ExportFormatCreate'];
 export type ExportFormatListResponse = components['schemas']['ExportFormatListResponse'];
@@ -5995,6 +9483,8 @@ export type FileUnavailableError = components['schemas']['FileUnavailableError']
 export type FileUnavailableReason = components['schemas']['FileUnavailableReason'];
 export type FilterPreset = components['schemas']['FilterPreset'];
 export type FilterPresetCreate = components['schemas']['FilterPresetCreate'];
+export type FilterPresetFilters = components['schemas']['FilterPresetFilters'];
+export type FilterPresetFiltersInput = components['schemas']['FilterPresetFiltersInput'];
 export type FilterPresetListResponse = components['schemas']['FilterPresetListResponse'];
 export type FilterPresetResponse = components['schemas']['FilterPresetResponse'];
 export type ForbiddenError = components['schemas']['ForbiddenError'];
@@ -6058,6 +9548,7 @@ export type KeywordListInput = components['schemas']['KeywordListInput'];
 export type KeywordListListResponse = components['schemas']['KeywordListListResponse'];
 export type KeywordListResponse = components['schemas']['KeywordListResponse'];
 export type KeywordListType = components['schemas']['KeywordListType'];
+export type KeywordListUpdate = components['schemas']['KeywordListUpdate'];
 export type Lead = components['schemas']['Lead'];
 export type LeadCreatedData = components['schemas']['LeadCreatedData'];
 export type LeadCreatedEvent = components['schemas']['LeadCreatedEvent'];
@@ -6066,6 +9557,7 @@ export type LeadCreatedTestData = components['schemas']['LeadCreatedTestData'];
 export type LeadCreatedTestSample = components['schemas']['LeadCreatedTestSample'];
 export type LeadExportFile = components['schemas']['LeadExportFile'];
 export type LeadExportFileType = components['schemas']['LeadExportFileType'];
+export type LeadExportFilters = components['schemas']['LeadExportFilters'];
 export type LeadExportHistoryEntry = components['schemas']['LeadExportHistoryEntry'];
 export type LeadExportHistoryEntryListResponse = components['schemas']['LeadExportHistoryEntryListResponse'];
 export type LeadExportHistoryFilters = components['schemas']['LeadExportHistoryFilters'];
@@ -6084,9 +9576,13 @@ export type LeadRefreshRequest = components['schemas']['LeadRefreshRequest'];
 export type LeadRefreshResult = components['schemas']['LeadRefreshResult'];
 export type LeadRefreshResultItem = components['schemas']['LeadRefreshResultItem'];
 export type LeadRefreshResultResponse = components['schemas']['LeadRefreshResultResponse'];
+export type LeadSearchEmptyFilter = components['schemas']['LeadSearchEmptyFilter'];
 export type LeadSearchFilters = components['schemas']['LeadSearchFilters'];
+export type LeadSearchRedirectFilter = components['schemas']['LeadSearchRedirectFilter'];
 export type LeadSearchResult = components['schemas']['LeadSearchResult'];
 export type LeadSearchResultResponse = components['schemas']['LeadSearchResultResponse'];
+export type LeadSearchTerm = components['schemas']['LeadSearchTerm'];
+export type LeadSearchTermMatch = components['schemas']['LeadSearchTermMatch'];
 export type LeadSummary = components['schemas']['LeadSummary'];
 export type LeadSummarySource = components['schemas']['LeadSummarySource'];
 export type LeadUpdatedEvent = components['schemas']['LeadUpdatedEvent'];
@@ -6111,6 +9607,7 @@ export type PlanChangeMode = components['schemas']['PlanChangeMode'];
 export type PlanChangeRequest = components['schemas']['PlanChangeRequest'];
 export type PlanChangeResponse = components['schemas']['PlanChangeResponse'];
 export type PlanRetiredError = components['schemas']['PlanRetiredError'];
+export type PreviewLead = components['schemas']['PreviewLead'];
 export type PreviewLeadsTooManyRequestsError = components['schemas']['PreviewLeadsTooManyRequestsError'];
 export type Profile = components['schemas']['Profile'];
 export type ProfileResponse = components['schemas']['ProfileResponse'];
@@ -6153,6 +9650,7 @@ export type ScheduleSendResult = components['schemas']['ScheduleSendResult'];
 export type ScheduleSendResultResponse = components['schemas']['ScheduleSendResultResponse'];
 export type SchemaTypesWarmingError = components['schemas']['SchemaTypesWarmingError'];
 export type SearchLeadsTooManyRequestsError = components['schemas']['SearchLeadsTooManyRequestsError'];
+export type SelectedLeadId = components['schemas']['SelectedLeadId'];
 export type ServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
 export type SmbField = components['schemas']['SmbField'];
 export type SortOrder = components['schemas']['SortOrder'];
@@ -6192,41 +9690,9 @@ export type ParameterLeadExportHistoryFilterQueryDatabaseType = components['para
 export type ParameterLeadExportHistoryFilterQueryDateFrom = components['parameters']['LeadExportHistoryFilterQuery.dateFrom'];
 export type ParameterLeadExportHistoryFilterQueryDateTo = components['parameters']['LeadExportHistoryFilterQuery.dateTo'];
 export type ParameterLeadExportHistoryFilterQueryExportMethod = components['parameters']['LeadExportHistoryFilterQuery.exportMethod'];
-export type ParameterLeadSearchFiltersCityExclude = components['parameters']['LeadSearchFilters.cityExclude'];
-export type ParameterLeadSearchFiltersCityExcludeTerms = components['parameters']['LeadSearchFilters.cityExcludeTerms'];
-export type ParameterLeadSearchFiltersCityInclude = components['parameters']['LeadSearchFilters.cityInclude'];
-export type ParameterLeadSearchFiltersCityIncludeTerms = components['parameters']['LeadSearchFilters.cityIncludeTerms'];
-export type ParameterLeadSearchFiltersCrawledUrlExcludeTerms = components['parameters']['LeadSearchFilters.crawledUrlExcludeTerms'];
-export type ParameterLeadSearchFiltersCrawledUrlIncludeTerms = components['parameters']['LeadSearchFilters.crawledUrlIncludeTerms'];
-export type ParameterLeadSearchFiltersDatabase = components['parameters']['LeadSearchFilters.database'];
-export type ParameterLeadSearchFiltersDescriptionExcludeTerms = components['parameters']['LeadSearchFilters.descriptionExcludeTerms'];
-export type ParameterLeadSearchFiltersDescriptionIncludeTerms = components['parameters']['LeadSearchFilters.descriptionIncludeTerms'];
-export type ParameterLeadSearchFiltersEmailExcludeTerms = components['parameters']['LeadSearchFilters.emailExcludeTerms'];
-export type ParameterLeadSearchFiltersEmailIncludeTerms = components['parameters']['LeadSearchFilters.emailIncludeTerms'];
-export type ParameterLeadSearchFiltersLimit = components['parameters']['LeadSearchFilters.limit'];
-export type ParameterLeadSearchFiltersMaxReviewCount = components['parameters']['LeadSearchFilters.maxReviewCount'];
-export type ParameterLeadSearchFiltersMaxStars = components['parameters']['LeadSearchFilters.maxStars'];
-export type ParameterLeadSearchFiltersMinReviewCount = components['parameters']['LeadSearchFilters.minReviewCount'];
-export type ParameterLeadSearchFiltersMinStars = components['parameters']['LeadSearchFilters.minStars'];
-export type ParameterLeadSearchFiltersNameExcludeTerms = components['parameters']['LeadSearchFilters.nameExcludeTerms'];
-export type ParameterLeadSearchFiltersNameIncludeTerms = components['parameters']['LeadSearchFilters.nameIncludeTerms'];
-export type ParameterLeadSearchFiltersNegativeKeywords = components['parameters']['LeadSearchFilters.negativeKeywords'];
-export type ParameterLeadSearchFiltersOrColumns = components['parameters']['LeadSearchFilters.orColumns'];
-export type ParameterLeadSearchFiltersPage = components['parameters']['LeadSearchFilters.page'];
-export type ParameterLeadSearchFiltersPhoneExcludeTerms = components['parameters']['LeadSearchFilters.phoneExcludeTerms'];
-export type ParameterLeadSearchFiltersPhoneIncludeTerms = components['parameters']['LeadSearchFilters.phoneIncludeTerms'];
-export type ParameterLeadSearchFiltersPositiveKeywords = components['parameters']['LeadSearchFilters.positiveKeywords'];
-export type ParameterLeadSearchFiltersSortBy = components['parameters']['LeadSearchFilters.sortBy'];
-export type ParameterLeadSearchFiltersSortOrder = components['parameters']['LeadSearchFilters.sortOrder'];
-export type ParameterLeadSearchFiltersStateExclude = components['parameters']['LeadSearchFilters.stateExclude'];
-export type ParameterLeadSearchFiltersStateInclude = components['parameters']['LeadSearchFilters.stateInclude'];
-export type ParameterLeadSearchFiltersStreetExcludeTerms = components['parameters']['LeadSearchFilters.streetExcludeTerms'];
-export type ParameterLeadSearchFiltersStreetIncludeTerms = components['parameters']['LeadSearchFilters.streetIncludeTerms'];
-export type ParameterLeadSearchFiltersUrlExcludeTerms = components['parameters']['LeadSearchFilters.urlExcludeTerms'];
-export type ParameterLeadSearchFiltersUrlIncludeTerms = components['parameters']['LeadSearchFilters.urlIncludeTerms'];
-export type ParameterLeadSearchFiltersWebsiteSchemaFilter = components['parameters']['LeadSearchFilters.websiteSchemaFilter'];
-export type ParameterLeadSearchFiltersZipExclude = components['parameters']['LeadSearchFilters.zipExclude'];
-export type ParameterLeadSearchFiltersZipInclude = components['parameters']['LeadSearchFilters.zipInclude'];
+export type ParameterLeadPreviewControls = components['parameters']['LeadPreviewControls'];
+export type ParameterLeadSearchControlsMaxCredits = components['parameters']['LeadSearchControls.maxCredits'];
+export type ParameterLeadSearchControlsMaxResults = components['parameters']['LeadSearchControls.maxResults'];
 export type ParameterLongRunningRequestHeadersIdempotencyKey = components['parameters']['LongRunningRequestHeaders.idempotencyKey'];
 export type ParameterLongRunningRequestHeadersPrefer = components['parameters']['LongRunningRequestHeaders.prefer'];
 export type $defs = Record<string, never>;
@@ -9712,7 +13178,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Page size, 1-200.
+                 * @description Page size, 0-200.
                  * @example 100
                  */
                 limit?: number;
@@ -9969,7 +13435,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description 410: the export file has expired or is no longer available. */
+            /** @description 410: the export file has expired or is no longer stored; `reason` says which. */
             410: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
@@ -9985,7 +13451,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FileUnavailableError"];
+                    "application/json": components["schemas"]["ExportFileUnavailableError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -10146,7 +13612,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description 410: the export file has expired or is no longer available. */
+            /** @description 410: the export file has expired or is no longer stored; `reason` says which. */
             410: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
@@ -10162,7 +13628,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FileUnavailableError"];
+                    "application/json": components["schemas"]["ExportFileUnavailableError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -10273,7 +13739,7 @@ export interface operations {
                     "application/json": components["schemas"]["NotFoundError"];
                 };
             };
-            /** @description 410: the export file has expired or is no longer available. */
+            /** @description 410: the export file has expired or is no longer stored; `reason` says which. */
             410: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
@@ -10289,7 +13755,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FileUnavailableError"];
+                    "application/json": components["schemas"]["ExportFileUnavailableError"];
                 };
             };
             /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
@@ -14537,7 +18003,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["KeywordListInput"];
+                "application/json": components["schemas"]["KeywordListUpdate"];
             };
         };
         responses: {
@@ -15899,157 +19365,842 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Keywords of which any must match one of the `orColumns` columns (phase 1). Case-insensitive
+                 *     substrings; `*` is a wildcard (any run of characters within one value: `*auto*repair*`
+                 *     matches "auto body repair"), and in the URL columns so is a space. In a query: a JSON array
+                 *     string or comma-separated; in a body: an array or a JSON array string. Example:
+                 *     `["*dental*", "*dentist*"]`.
                  * @example [
                  *       "plumbing",
                  *       "drain repair"
                  *     ]
                  */
-                positiveKeywords?: components["parameters"]["LeadSearchFilters.positiveKeywords"];
+                positiveKeywords?: string[];
                 /**
-                 * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2). In a
-                 *     query: comma-separated, or a JSON array string.
+                 * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2; leads
+                 *     whose columns are empty stay). Wildcards and forms as in `positiveKeywords`. Example:
+                 *     `["*franchise*"]`.
                  */
-                negativeKeywords?: components["parameters"]["LeadSearchFilters.negativeKeywords"];
+                negativeKeywords?: string[];
                 /**
-                 * @description Columns that form the OR group of phase 1 (and that negative keywords are checked against).
-                 *     Default: the four searched columns `registeredUrl`, `crawledUrl`, `companyName`,
-                 *     `aiCategoryEstimation`. Also accepted: `description`, `city`, `street`, `phone`, `email`,
-                 *     and the database-style alias of any of these names (for example `wCompanyName`). An unknown
-                 *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
+                 * @description Columns of the keywords (the OR group of phase 1, and what negative keywords are checked
+                 *     against). Default: `wOgrequestedUrl`, `wSimpleCrawledUrl`, `wCompanyName`,
+                 *     `aiCategoryEstimation` (the four searched columns, the only fast ones). Also:
+                 *     `wProfileDescriptionShort`, `wAddressCity`, `wAddressState`, `wAddressZip`, `wPhonePrimary`
+                 *     (primary phone), `wPhoneTotal` (either phone), `wEmailPrimary` (primary e-mail),
+                 *     `wEmailTier1` to `wEmailTier6`, and `street`; any name or alias of these lead fields
+                 *     (`companyName`, `registeredUrl`, ...) is accepted. Our own `phone` means either phone and
+                 *     `email` any of the eight e-mail fields. An unknown name gives 400 `validation_error`.
+                 *     Forms as in `positiveKeywords`. Example: `["wCompanyName", "wProfileDescriptionShort"]`.
                  */
-                orColumns?: components["parameters"]["LeadSearchFilters.orColumns"];
+                orColumns?: string[];
                 /**
-                 * @description Include terms for the company name (`companyName`). In a query: comma-separated, or a JSON
-                 *     array string.
+                 * @description Terms for the company name; they join the OR group of phase 1 when the company name is in
+                 *     `orColumns` (the default), otherwise a lead must match one of them. Wildcards as in
+                 *     `positiveKeywords`. Example: `["*bakery*"]`.
                  */
-                nameIncludeTerms?: components["parameters"]["LeadSearchFilters.nameIncludeTerms"];
+                nameIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose company name matches any of them. Example: `["*franchise*"]`. */
+                nameExcludeTerms?: string[];
                 /**
-                 * @description Exclude terms for the company name: a lead whose name contains any of them is removed. In a
-                 *     query: comma-separated, or a JSON array string.
+                 * @description Terms for the registered URL (`wOgrequestedUrl`), as `nameIncludeTerms`; a space is a
+                 *     wildcard too. Example: `["pool repair"]`.
                  */
-                nameExcludeTerms?: components["parameters"]["LeadSearchFilters.nameExcludeTerms"];
+                urlIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose registered URL matches any of them. Example: `[".org"]`. */
+                urlExcludeTerms?: string[];
                 /**
-                 * @description Include terms for the registered URL (`registeredUrl`; a space is a wildcard). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Terms for the crawled URL (`wSimpleCrawledUrl`), as `nameIncludeTerms`; a space is a wildcard
+                 *     too. Example: `["facebook.com"]`.
                  */
-                urlIncludeTerms?: components["parameters"]["LeadSearchFilters.urlIncludeTerms"];
+                crawledUrlIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose crawled URL matches any of them. Example: `["yelp.com"]`. */
+                crawledUrlExcludeTerms?: string[];
                 /**
-                 * @description Exclude terms for the registered URL (a space is a wildcard). In a query: comma-separated, or a
-                 *     JSON array string.
+                 * @description Terms for the short description; not in the default `orColumns`, so a lead must match one of
+                 *     them unless `wProfileDescriptionShort` is added. Example: `["family owned"]`.
                  */
-                urlExcludeTerms?: components["parameters"]["LeadSearchFilters.urlExcludeTerms"];
+                descriptionIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose short description matches any of them. Example: `["chain"]`. */
+                descriptionExcludeTerms?: string[];
+                /** @description Terms for the city (our own parameter; `cityInclude` is the usual one). Example: `["rock"]`. */
+                cityIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose city matches any of them. Example: `["springs"]`. */
+                cityExcludeTerms?: string[];
+                /** @description Terms for the street (our own parameter). Example: `["main st"]`. */
+                streetIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose street matches any of them. Example: `["suite"]`. */
+                streetExcludeTerms?: string[];
                 /**
-                 * @description Include terms for the crawled URL (`crawledUrl`; a space is a wildcard). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Terms for either phone (our own parameter, matched as text; the contact filters
+                 *     `phoneTotalInclude` compare digits). Example: `["(512)"]`.
                  */
-                crawledUrlIncludeTerms?: components["parameters"]["LeadSearchFilters.crawledUrlIncludeTerms"];
+                phoneIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose phones match any of them. Example: `["(000)"]`. */
+                phoneExcludeTerms?: string[];
+                /** @description Terms for any of the eight e-mail fields (our own parameter). Example: `["@acme-co.com"]`. */
+                emailIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose e-mail fields match any of them. Example: `["gmail"]`. */
+                emailExcludeTerms?: string[];
                 /**
-                 * @description Exclude terms for the crawled URL (a space is a wildcard). In a query: comma-separated, or a
-                 *     JSON array string.
+                 * @description A plain substring (case-insensitive; `*` and spaces are literal) that the company name, a URL,
+                 *     the short description, the city or the primary phone must contain. Narrows the search; it is
+                 *     not a positive filter. Example: `organic coffee`.
                  */
-                crawledUrlExcludeTerms?: components["parameters"]["LeadSearchFilters.crawledUrlExcludeTerms"];
+                search?: string;
                 /**
-                 * @description Include terms for the description (`description`). In a query: comma-separated, or a JSON array
-                 *     string.
-                 */
-                descriptionIncludeTerms?: components["parameters"]["LeadSearchFilters.descriptionIncludeTerms"];
-                /** @description Exclude terms for the description. In a query: comma-separated, or a JSON array string. */
-                descriptionExcludeTerms?: components["parameters"]["LeadSearchFilters.descriptionExcludeTerms"];
-                /**
-                 * @description Include terms for the city column (`city`), matched as substrings. In a query: comma-separated,
-                 *     or a JSON array string.
-                 */
-                cityIncludeTerms?: components["parameters"]["LeadSearchFilters.cityIncludeTerms"];
-                /**
-                 * @description Exclude terms for the city column, matched as substrings. In a query: comma-separated, or a
-                 *     JSON array string.
-                 */
-                cityExcludeTerms?: components["parameters"]["LeadSearchFilters.cityExcludeTerms"];
-                /** @description Include terms for the street (`street`). In a query: comma-separated, or a JSON array string. */
-                streetIncludeTerms?: components["parameters"]["LeadSearchFilters.streetIncludeTerms"];
-                /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
-                streetExcludeTerms?: components["parameters"]["LeadSearchFilters.streetExcludeTerms"];
-                /**
-                 * @description Include terms for the phone numbers (`phone`), for example an area code `512`. In a query:
-                 *     comma-separated, or a JSON array string.
-                 */
-                phoneIncludeTerms?: components["parameters"]["LeadSearchFilters.phoneIncludeTerms"];
-                /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
-                phoneExcludeTerms?: components["parameters"]["LeadSearchFilters.phoneExcludeTerms"];
-                /**
-                 * @description Include terms for the e-mail addresses (`email`), for example a domain. In a query:
-                 *     comma-separated, or a JSON array string.
-                 */
-                emailIncludeTerms?: components["parameters"]["LeadSearchFilters.emailIncludeTerms"];
-                /** @description Exclude terms for the e-mail addresses. In a query: comma-separated, or a JSON array string. */
-                emailExcludeTerms?: components["parameters"]["LeadSearchFilters.emailExcludeTerms"];
-                /**
-                 * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
-                 *     query: comma-separated, or a JSON array string.
+                 * @description Keep only leads in one of these states (two-letter codes, any case). In a query and a body:
+                 *     comma-separated (`TX,OK`) or a JSON array (string). Example: `TX,OK`.
                  * @example [
                  *       "TX"
                  *     ]
                  */
-                stateInclude?: components["parameters"]["LeadSearchFilters.stateInclude"];
+                stateInclude?: string[];
+                /** @description Remove leads in any of these states (forms as in `stateInclude`). Example: `CA,NY`. */
+                stateExclude?: string[];
                 /**
-                 * @description Remove leads in any of these states (two-letter US codes, any case). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Keep only leads whose city contains one of these (case-insensitive substrings). Example:
+                 *     `["Austin"]`.
                  */
-                stateExclude?: components["parameters"]["LeadSearchFilters.stateExclude"];
+                cityInclude?: string[];
+                /** @description Remove leads whose city contains any of these. Example: `["Springs"]`. */
+                cityExclude?: string[];
                 /**
-                 * @description Keep only leads in one of these cities (whole city name, any case). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Keep only leads in one of these ZIP codes: 5 digits (or ZIP+4) select that ZIP exactly
+                 *     (ZIP+4 values compare all nine digits); 1-4 digits are a prefix (`787` selects 787xx).
+                 *     Example: `["78701", "78702"]`.
                  */
-                cityInclude?: components["parameters"]["LeadSearchFilters.cityInclude"];
+                zipInclude?: string[];
+                /** @description Remove leads in any of these ZIP codes (values as in `zipInclude`). Example: `["78701"]`. */
+                zipExclude?: string[];
+                /** @description Keep only leads whose street contains one of these (case-insensitive). Example: `["Main St"]`. */
+                streetInclude?: string[];
+                /** @description Remove leads whose street contains any of these. Example: `["PO Box"]`. */
+                streetExclude?: string[];
+                /** @description Leads without a state only, or with one only. Example: `exclude_empty`. */
+                stateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a city only, or with one only. Example: `exclude_empty`. */
+                cityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a ZIP code only, or with one only. Example: `exclude_empty`. */
+                zipEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a street only, or with one only. Example: `exclude_empty`. */
+                streetEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a short description only, or with one only. Example: `exclude_empty`. */
+                descriptionEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
                 /**
-                 * @description Remove leads in any of these cities (whole city name, any case). In a query: comma-separated,
-                 *     or a JSON array string.
+                 * @description Earliest Last Buying Signal (inclusive): an ISO 8601 date or date-time (without an offset:
+                 *     UTC), or `rel:<n><unit>` (n 1-100000; `h`, `d`, `w`, `m` months, `y` years before the
+                 *     request). Example: `rel:30d`.
                  */
-                cityExclude?: components["parameters"]["LeadSearchFilters.cityExclude"];
+                lastBuyingSignalFrom?: string;
                 /**
-                 * @description Keep only leads whose ZIP code starts with one of these values (`787` or `78701`). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Latest Last Buying Signal (inclusive; a date alone means the start of that day). Formats as
+                 *     in `lastBuyingSignalFrom`. Example: `2026-09-30T23:59:59Z`.
                  */
-                zipInclude?: components["parameters"]["LeadSearchFilters.zipInclude"];
+                lastBuyingSignalTo?: string;
+                /** @description Older name of `lastBuyingSignalFrom` (which wins when both are sent). Example: `rel:7d`. */
+                lastUpdatedFrom?: string;
+                /** @description Older name of `lastBuyingSignalTo` (which wins when both are sent). Example: `2026-09-30`. */
+                lastUpdatedTo?: string;
                 /**
-                 * @description Remove leads whose ZIP code starts with any of these values. In a query: comma-separated, or a
-                 *     JSON array string.
+                 * @description Earliest domain registration date (inclusive; a date-time counts by its UTC day). Formats as
+                 *     in `lastBuyingSignalFrom`. Example: `rel:6m`.
                  */
-                zipExclude?: components["parameters"]["LeadSearchFilters.zipExclude"];
-                /** @description Minimum review rating (0-5); leads without a rating are removed when set. */
-                minStars?: components["parameters"]["LeadSearchFilters.minStars"];
-                /** @description Maximum review rating (0-5); leads without a rating are removed when set. */
-                maxStars?: components["parameters"]["LeadSearchFilters.maxStars"];
-                /** @description Minimum number of reviews; leads without a review count are removed when set. */
-                minReviewCount?: components["parameters"]["LeadSearchFilters.minReviewCount"];
-                /** @description Maximum number of reviews; leads without a review count are removed when set. */
-                maxReviewCount?: components["parameters"]["LeadSearchFilters.maxReviewCount"];
+                registrationDateFrom?: string;
+                /** @description Latest domain registration date (inclusive). Example: `2026-09-30`. */
+                registrationDateTo?: string;
                 /**
-                 * @description Keep only leads whose website has at least one of these schema.org types (exact names as listed
-                 *     by `GET /leads/other/schema-types`). In a query: comma-separated, or a JSON array string.
+                 * @description Earliest time the website was crawled (inclusive). Formats as in `lastBuyingSignalFrom`.
+                 *     Example: `rel:30d`.
                  */
-                websiteSchemaFilter?: components["parameters"]["LeadSearchFilters.websiteSchemaFilter"];
+                timeScrapedFrom?: string;
                 /**
-                 * @description Lead field to sort by: a field name of `Lead` with a single value (for example
-                 *     `lastBuyingSignal`, `lastUpdated`, `companyName`, `city`, `state`, `zip`, `stars`,
-                 *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
-                 *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
-                 *     `validation_error`.
+                 * @description Latest time the website was crawled (inclusive; a date alone includes that whole day).
+                 *     Example: `2026-09-30`.
                  */
-                sortBy?: components["parameters"]["LeadSearchFilters.sortBy"];
-                /** @description Sort direction; default `desc`. */
-                sortOrder?: components["parameters"]["LeadSearchFilters.sortOrder"];
-                /** @description Page number, from 1 (search and preview; ignored by export); default 1. */
-                page?: components["parameters"]["LeadSearchFilters.page"];
+                timeScrapedTo?: string;
                 /**
-                 * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+                 * @description Keep only leads whose Buying Signal Type has any of these types (exact, case-sensitive):
+                 *     `Newly Added`, `Phone Primary`, `Total Phones`, `Email Primary`, `Tier 1 Emails`,
+                 *     `Tier 2 Emails`, `Address Full`, `Instagram`, `LinkedIn`, `Facebook`, `YouTube`, `TikTok`,
+                 *     `X (Twitter)`, `Google Maps`, `Yelp`, `Pinterest`, `Other Social`; also the types our own
+                 *     imports write (`Primary Phone`, `Primary Email`, `Tier 1 Email`, `Tier 2 Email`,
+                 *     `Full Address`, which match their other spelling) and imported types such as `new_website`.
+                 *     An unknown type gives 400. Comma-separated or a JSON array (string). Example:
+                 *     `Newly Added,Phone Primary`.
+                 */
+                buyingSignalTypeFilter?: string[];
+                /** @description Older name of `buyingSignalTypeFilter` (which wins when both are sent). Example: `Newly Added`. */
+                updateReasonFilter?: string[];
+                /**
+                 * @description Keeps only leads where the primary phone matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Phones compare their digits when the item has any
+                 *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+                 *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                phonePrimaryInclude?: string[];
+                /**
+                 * @description Removes leads where the primary phone matches any of these items (leads without a value stay).
+                 *     Items as in `phonePrimaryInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                phonePrimaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a primary phone, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                phonePrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the secondary phone matches any of these items (a lead without a value
+                 *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Phones compare their digits when the item has any
+                 *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+                 *     text. Example: `["555-0142"]`.
+                 */
+                phoneSecondaryInclude?: string[];
+                /**
+                 * @description Removes leads where the secondary phone matches any of these items (leads without a value
+                 *     stay). Items as in `phoneSecondaryInclude`. Example: `["555-0142"]`.
+                 */
+                phoneSecondaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a secondary phone, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                phoneSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where any of the lead's phones (primary or secondary) matches any of these
+                 *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+                 *     "starts" | "ends"} (default contains); `*` is a literal character. Phones compare their digits
+                 *     when the item has any (formatting, a leading `+1` or a leading 1 of an 11-digit number do not
+                 *     matter), else their text. Example: `[{"v": "512", "m": "starts"}]`.
+                 */
+                phoneTotalInclude?: string[];
+                /**
+                 * @description Removes leads where any of the lead's phones (primary or secondary) matches any of these items
+                 *     (leads without a value stay). Items as in `phoneTotalInclude`. Example:
+                 *     `[{"v": "512", "m": "starts"}]`.
+                 */
+                phoneTotalExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without any phone, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                phoneTotalEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the primary e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                emailPrimaryInclude?: string[];
+                /**
+                 * @description Removes leads where the primary e-mail address matches any of these items (leads without a
+                 *     value stay). Items as in `emailPrimaryInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                emailPrimaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a primary e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailPrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the secondary e-mail address matches any of these items (a lead without
+                 *     a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example: `["@acme-co.com"]`.
+                 */
+                emailSecondaryInclude?: string[];
+                /**
+                 * @description Removes leads where the secondary e-mail address matches any of these items (leads without a
+                 *     value stay). Items as in `emailSecondaryInclude`. Example: `["@acme-co.com"]`.
+                 */
+                emailSecondaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a secondary e-mail address, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 1 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier1Include?: string[];
+                /**
+                 * @description Removes leads where the tier 1 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier1Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier1Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 1 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier1EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 2 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier2Include?: string[];
+                /**
+                 * @description Removes leads where the tier 2 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier2Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier2Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 2 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier2EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 3 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier3Include?: string[];
+                /**
+                 * @description Removes leads where the tier 3 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier3Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier3Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 3 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier3EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 4 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier4Include?: string[];
+                /**
+                 * @description Removes leads where the tier 4 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier4Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier4Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 4 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier4EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 5 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier5Include?: string[];
+                /**
+                 * @description Removes leads where the tier 5 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier5Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier5Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 5 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier5EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 6 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier6Include?: string[];
+                /**
+                 * @description Removes leads where the tier 6 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier6Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier6Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 6 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier6EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the employee count (as text, for example `12`) matches any of these
+                 *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+                 *     "starts" | "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["12"]`.
+                 */
+                employeeCountInclude?: string[];
+                /**
+                 * @description Removes leads where the employee count (as text, for example `12`) matches any of these items
+                 *     (leads without a value stay). Items as in `employeeCountInclude`. Example: `["12"]`.
+                 */
+                employeeCountExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without an employee count, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                employeeCountEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (a
+                 *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "2024-", "m": "starts"}]`.
+                 */
+                foundingDateInclude?: string[];
+                /**
+                 * @description Removes leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (leads
+                 *     without a value stay). Items as in `foundingDateInclude`. Example:
+                 *     `[{"v": "2024-", "m": "starts"}]`.
+                 */
+                foundingDateExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founding date, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                foundingDateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where whether the business is a chain (`true` or `yes`, `false` or `no`)
+                 *     matches any of these items (a lead without a value is left out). Items: strings or {"v":
+                 *     "text", "m": "contains" | "starts" | "ends"} (default contains); `*` is a literal character.
+                 *     Case-insensitive. Example: `["yes"]`.
+                 */
+                isChainInclude?: string[];
+                /**
+                 * @description Removes leads where whether the business is a chain (`true` or `yes`, `false` or `no`) matches
+                 *     any of these items (leads without a value stay). Items as in `isChainInclude`. Example:
+                 *     `["yes"]`.
+                 */
+                isChainExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without an is-chain value, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                isChainEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the price range matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["$$"]`.
+                 */
+                priceRangeInclude?: string[];
+                /**
+                 * @description Removes leads where the price range matches any of these items (leads without a value stay).
+                 *     Items as in `priceRangeInclude`. Example: `["$$"]`.
+                 */
+                priceRangeExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a price range, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                priceRangeEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the legal name matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "LLC", "m": "ends"}]`.
+                 */
+                legalNameInclude?: string[];
+                /**
+                 * @description Removes leads where the legal name matches any of these items (leads without a value stay).
+                 *     Items as in `legalNameInclude`. Example: `[{"v": "LLC", "m": "ends"}]`.
+                 */
+                legalNameExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a legal name, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                legalNameEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the NAICS industry code matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "2382", "m": "starts"}]`.
+                 */
+                industryNaicsInclude?: string[];
+                /**
+                 * @description Removes leads where the NAICS industry code matches any of these items (leads without a value
+                 *     stay). Items as in `industryNaicsInclude`. Example: `[{"v": "2382", "m": "starts"}]`.
+                 */
+                industryNaicsExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a NAICS code, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                industryNaicsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the DUNS number matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["123456789"]`.
+                 */
+                dunsInclude?: string[];
+                /**
+                 * @description Removes leads where the DUNS number matches any of these items (leads without a value stay).
+                 *     Items as in `dunsInclude`. Example: `["123456789"]`.
+                 */
+                dunsExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a DUNS number, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                dunsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each founder name matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Garcia"]`.
+                 */
+                founderInclude?: string[];
+                /**
+                 * @description Removes leads where each founder name matches any of these items (leads without a value stay).
+                 *     Items as in `founderInclude`. Example: `["Garcia"]`.
+                 */
+                founderExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founder name, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                founderEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each founder e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                founderEmailInclude?: string[];
+                /**
+                 * @description Removes leads where each founder e-mail address matches any of these items (leads without a
+                 *     value stay). Items as in `founderEmailInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                founderEmailExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founder e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                founderEmailEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each founder phone matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Phones compare their digits when the item has any
+                 *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+                 *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                founderPhoneInclude?: string[];
+                /**
+                 * @description Removes leads where each founder phone matches any of these items (leads without a value stay).
+                 *     Items as in `founderPhoneInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                founderPhoneExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founder phone, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                founderPhoneEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the opening hours matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Sa"]`.
+                 */
+                openingHoursInclude?: string[];
+                /**
+                 * @description Removes leads where the opening hours matches any of these items (leads without a value stay).
+                 *     Items as in `openingHoursInclude`. Example: `["Sa"]`.
+                 */
+                openingHoursExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without opening hours, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                openingHoursEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the area served matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Austin"]`.
+                 */
+                areaServedInclude?: string[];
+                /**
+                 * @description Removes leads where the area served matches any of these items (leads without a value stay).
+                 *     Items as in `areaServedInclude`. Example: `["Austin"]`.
+                 */
+                areaServedExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without an area served, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                areaServedEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the offers matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["free estimate"]`.
+                 */
+                offersInclude?: string[];
+                /**
+                 * @description Removes leads where the offers matches any of these items (leads without a value stay). Items
+                 *     as in `offersInclude`. Example: `["free estimate"]`.
+                 */
+                offersExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without offers, `exclude_empty` only leads with a value (empty:
+                 *     null, blank, or no item). Example: `exclude_empty`.
+                 */
+                offersEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the brand matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["Acme"]`.
+                 */
+                brandInclude?: string[];
+                /**
+                 * @description Removes leads where the brand matches any of these items (leads without a value stay). Items as
+                 *     in `brandInclude`. Example: `["Acme"]`.
+                 */
+                brandExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a brand, `exclude_empty` only leads with a value (empty:
+                 *     null, blank, or no item). Example: `exclude_empty`.
+                 */
+                brandEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the slogan matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["since 1990"]`.
+                 */
+                sloganInclude?: string[];
+                /**
+                 * @description Removes leads where the slogan matches any of these items (leads without a value stay). Items
+                 *     as in `sloganInclude`. Example: `["since 1990"]`.
+                 */
+                sloganExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a slogan, `exclude_empty` only leads with a value (empty:
+                 *     null, blank, or no item). Example: `exclude_empty`.
+                 */
+                sloganEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the logo URL matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `[".png"]`.
+                 */
+                logoUrlInclude?: string[];
+                /**
+                 * @description Removes leads where the logo URL matches any of these items (leads without a value stay). Items
+                 *     as in `logoUrlInclude`. Example: `[".png"]`.
+                 */
+                logoUrlExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a logo URL, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                logoUrlEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each social profile URL matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example: `["instagram.com"]`.
+                 */
+                socialProfilesInclude?: string[];
+                /**
+                 * @description Removes leads where each social profile URL matches any of these items (leads without a value
+                 *     stay). Items as in `socialProfilesInclude`. Example: `["instagram.com"]`.
+                 */
+                socialProfilesExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a social profile URL, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                socialProfilesEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the website platform matches any of these items (a lead without a value
+                 *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Shopify"]`.
+                 */
+                platformInclude?: string[];
+                /**
+                 * @description Removes leads where the website platform matches any of these items (leads without a value
+                 *     stay). Items as in `platformInclude`. Example: `["Shopify"]`.
+                 */
+                platformExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a website platform, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                platformEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the booking, operations and CRM software matches any of these items (a
+                 *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Calendly"]`.
+                 */
+                bookingOpsCrmSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the booking, operations and CRM software matches any of these items (leads
+                 *     without a value stay). Items as in `bookingOpsCrmSoftwareInclude`. Example: `["Calendly"]`.
+                 */
+                bookingOpsCrmSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without booking, operations or CRM software, `exclude_empty` only
+                 *     leads with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                bookingOpsCrmSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the reputation and chat software matches any of these items (a lead
+                 *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Podium"]`.
+                 */
+                reputationChatSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the reputation and chat software matches any of these items (leads without
+                 *     a value stay). Items as in `reputationChatSoftwareInclude`. Example: `["Podium"]`.
+                 */
+                reputationChatSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without reputation or chat software, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                reputationChatSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the marketing and e-mail software matches any of these items (a lead
+                 *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Mailchimp"]`.
+                 */
+                marketingEmailSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the marketing and e-mail software matches any of these items (leads without
+                 *     a value stay). Items as in `marketingEmailSoftwareInclude`. Example: `["Mailchimp"]`.
+                 */
+                marketingEmailSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without marketing or e-mail software, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                marketingEmailSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the ad pixels matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["Meta Pixel"]`.
+                 */
+                adPixelsInclude?: string[];
+                /**
+                 * @description Removes leads where the ad pixels matches any of these items (leads without a value stay).
+                 *     Items as in `adPixelsInclude`. Example: `["Meta Pixel"]`.
+                 */
+                adPixelsExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without ad pixels, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                adPixelsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the payment and financing software matches any of these items (a lead
+                 *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Stripe"]`.
+                 */
+                paymentFinancingSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the payment and financing software matches any of these items (leads
+                 *     without a value stay). Items as in `paymentFinancingSoftwareInclude`. Example: `["Stripe"]`.
+                 */
+                paymentFinancingSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without payment or financing software, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                paymentFinancingSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Minimum review rating (0-5) of `stars`; leads without one are left out. Example: `4`. */
+                minStars?: number;
+                /** @description Maximum review rating (0-5) of `stars`; leads without one are left out. Example: `5`. */
+                maxStars?: number;
+                /** @description Minimum number of reviews; leads without a count are left out. Example: `10`. */
+                minReviewCount?: number;
+                /** @description Maximum number of reviews; leads without a count are left out. Example: `500`. */
+                maxReviewCount?: number;
+                /** @description Minimum number of locations; leads without a value are left out. Example: `2`. */
+                minNumLocations?: number;
+                /** @description Maximum number of locations; leads without a value are left out. Example: `10`. */
+                maxNumLocations?: number;
+                /** @description Minimum number of job postings on the website; leads without a value are left out. Example: `1`. */
+                minOpenPositions?: number;
+                /** @description Maximum number of job postings on the website; leads without a value are left out. Example: `20`. */
+                maxOpenPositions?: number;
+                /** @description Leads without a careers page (no job postings value) only, or with one only. Example: `exclude_empty`. */
+                openPositionsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Minimum review rating value; leads without one are left out. Example: `4.5`. */
+                minRatingValue?: number;
+                /** @description Maximum review rating value; leads without one are left out. Example: `5`. */
+                maxRatingValue?: number;
+                /**
+                 * @description Keep only leads whose primary e-mail's provider is one of these domains (exact,
+                 *     case-insensitive). Example: `["google.com", "outlook.com"]`.
+                 */
+                emailPrimaryMxValues?: string[];
+                /** @description Keep only leads whose website's e-mail provider is one of these domains. Example: `["google.com"]`. */
+                emailDomainMxValues?: string[];
+                /**
+                 * @description Keep only leads whose website e-mail security has any of these values (exact,
+                 *     case-insensitive). Example: `["spf", "dmarc"]`.
+                 */
+                emailSecurityValues?: string[];
+                /** @description Keep only leads whose address source is one of these values (exact, case-insensitive). Example: `["google_maps"]`. */
+                addressSourceValues?: string[];
+                /** @description Leads without a primary e-mail provider only, or with one only. Example: `exclude_empty`. */
+                emailPrimaryMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a website e-mail provider only, or with one only. Example: `exclude_empty`. */
+                emailDomainMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without website e-mail security values only, or with some only. Example: `exclude_empty`. */
+                emailSecurityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without an address source only, or with one only. Example: `exclude_empty`. */
+                addressSourceEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keep only leads with a website schema type that contains any of these (case-insensitive
+                 *     substrings; `GET /leads/other/schema-types` lists the types). Comma-separated or a JSON array
+                 *     (string). Example: `LocalBusiness,Dentist`.
+                 */
+                websiteSchemaFilter?: string[];
+                /** @description `yes`: only leads whose website redirects; `no`: the others, also without a value. Example: `no`. */
+                redirectFilter?: components["schemas"]["LeadSearchRedirectFilter"];
+                /**
+                 * @description Lead field to sort by: `lastBuyingSignal` (the default), our own `lastUpdated`, or any
+                 *     single-valued lead field by name or `w*` name: `wCompanyName`, `wOgrequestedUrl`,
+                 *     `wSimpleCrawledUrl`, `wProfileDate`, `wRedirectYn`, `wAddressCity`, `wAddressState`,
+                 *     `wAddressZip`, `wPhonePrimary`, `wEmailPrimary`, `wTimeScraped`, `wEmployeeCount`,
+                 *     `wFoundingDate`, `wIsChain`, `wPriceRange`, `wLegalName`, `wIndustryNaics`, `wDuns`,
+                 *     `wSlogan`, `wEmailPrimaryMx`, `wEmailDomainMx`, `wAddressSource`, `wNumLocations`,
+                 *     `wOpenPositions`, `wRatingValue`, `wReviewCount`, ...; a list field (`wEmailSecurity`) sorts
+                 *     by its items as text. Leads without a value sort last. An unknown name gives 400
+                 *     `validation_error`. Example: `wCompanyName`.
+                 */
+                sortBy?: string;
+                /** @description Sort direction: `asc` or `desc` (the default). Example: `asc`. */
+                sortOrder?: components["schemas"]["SortOrder"];
+                /** @description Page number, from 1 (search and preview; ignored by export); default 1. Example: `2`. */
+                page?: number;
+                /**
+                 * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100. Example: `50`.
                  * @example 100
                  */
-                limit?: components["parameters"]["LeadSearchFilters.limit"];
-                /** @description The lead database to search; any value resolves to `other` (the Main database). */
-                database?: components["parameters"]["LeadSearchFilters.database"];
+                limit?: number;
+                /** @description The lead database to search; any value resolves to `other` (the Main database). Example: `other`. */
+                database?: string;
+                /**
+                 * @description The most credits this call may spend: at most this many new leads, the first in the result
+                 *     order, are in the result list (leads the account already received stay in it, free). `0`
+                 *     returns only leads the account already has. The cap is the smaller of this and the spendable
+                 *     balance; only a cut by the balance sets `X-Credits-Capped: true`. When given, new leads come
+                 *     first in the results, then leads the account already received, each group in sort order.
+                 * @example 500
+                 */
+                maxCredits?: components["parameters"]["LeadSearchControls.maxCredits"];
+                /**
+                 * @description The most leads this call returns: the current page (after new leads first, as with
+                 *     `maxCredits`) is cut to this many. The leads cut are not carried to the next page; pages
+                 *     still start at `(page - 1) * limit` and `pagination` describes the uncut pages.
+                 * @example 100
+                 */
+                maxResults?: components["parameters"]["LeadSearchControls.maxResults"];
+                /**
+                 * @description `true`: only leads the account has not received yet. Applied as a filter before paging, so
+                 *     pages stay full and the counts (`pagination.total`, the preview's `summary`) cover only those
+                 *     leads. `false` (default): every matching lead.
+                 */
+                excludePurchased?: components["parameters"]["LeadPreviewControls"];
             };
             header?: never;
             path?: never;
@@ -16204,7 +20355,10 @@ export interface operations {
     };
     exportLeads: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description As the body's `inline` (`true` or `false`); both given with different values is 400. */
+                inline?: boolean;
+            };
             header?: {
                 /**
                  * @description Makes the request safe to repeat: 8-64 letters, digits, `_` or `-`. Repeating a request with
@@ -16624,157 +20778,826 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Keywords of which any must match one of the `orColumns` columns (phase 1). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Keywords of which any must match one of the `orColumns` columns (phase 1). Case-insensitive
+                 *     substrings; `*` is a wildcard (any run of characters within one value: `*auto*repair*`
+                 *     matches "auto body repair"), and in the URL columns so is a space. In a query: a JSON array
+                 *     string or comma-separated; in a body: an array or a JSON array string. Example:
+                 *     `["*dental*", "*dentist*"]`.
                  * @example [
                  *       "plumbing",
                  *       "drain repair"
                  *     ]
                  */
-                positiveKeywords?: components["parameters"]["LeadSearchFilters.positiveKeywords"];
+                positiveKeywords?: string[];
                 /**
-                 * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2). In a
-                 *     query: comma-separated, or a JSON array string.
+                 * @description Keywords that remove a lead when any matches one of the `orColumns` columns (phase 2; leads
+                 *     whose columns are empty stay). Wildcards and forms as in `positiveKeywords`. Example:
+                 *     `["*franchise*"]`.
                  */
-                negativeKeywords?: components["parameters"]["LeadSearchFilters.negativeKeywords"];
+                negativeKeywords?: string[];
                 /**
-                 * @description Columns that form the OR group of phase 1 (and that negative keywords are checked against).
-                 *     Default: the four searched columns `registeredUrl`, `crawledUrl`, `companyName`,
-                 *     `aiCategoryEstimation`. Also accepted: `description`, `city`, `street`, `phone`, `email`,
-                 *     and the database-style alias of any of these names (for example `wCompanyName`). An unknown
-                 *     name gives 400 `validation_error`. In a query: comma-separated, or a JSON array string.
+                 * @description Columns of the keywords (the OR group of phase 1, and what negative keywords are checked
+                 *     against). Default: `wOgrequestedUrl`, `wSimpleCrawledUrl`, `wCompanyName`,
+                 *     `aiCategoryEstimation` (the four searched columns, the only fast ones). Also:
+                 *     `wProfileDescriptionShort`, `wAddressCity`, `wAddressState`, `wAddressZip`, `wPhonePrimary`
+                 *     (primary phone), `wPhoneTotal` (either phone), `wEmailPrimary` (primary e-mail),
+                 *     `wEmailTier1` to `wEmailTier6`, and `street`; any name or alias of these lead fields
+                 *     (`companyName`, `registeredUrl`, ...) is accepted. Our own `phone` means either phone and
+                 *     `email` any of the eight e-mail fields. An unknown name gives 400 `validation_error`.
+                 *     Forms as in `positiveKeywords`. Example: `["wCompanyName", "wProfileDescriptionShort"]`.
                  */
-                orColumns?: components["parameters"]["LeadSearchFilters.orColumns"];
+                orColumns?: string[];
                 /**
-                 * @description Include terms for the company name (`companyName`). In a query: comma-separated, or a JSON
-                 *     array string.
+                 * @description Terms for the company name; they join the OR group of phase 1 when the company name is in
+                 *     `orColumns` (the default), otherwise a lead must match one of them. Wildcards as in
+                 *     `positiveKeywords`. Example: `["*bakery*"]`.
                  */
-                nameIncludeTerms?: components["parameters"]["LeadSearchFilters.nameIncludeTerms"];
+                nameIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose company name matches any of them. Example: `["*franchise*"]`. */
+                nameExcludeTerms?: string[];
                 /**
-                 * @description Exclude terms for the company name: a lead whose name contains any of them is removed. In a
-                 *     query: comma-separated, or a JSON array string.
+                 * @description Terms for the registered URL (`wOgrequestedUrl`), as `nameIncludeTerms`; a space is a
+                 *     wildcard too. Example: `["pool repair"]`.
                  */
-                nameExcludeTerms?: components["parameters"]["LeadSearchFilters.nameExcludeTerms"];
+                urlIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose registered URL matches any of them. Example: `[".org"]`. */
+                urlExcludeTerms?: string[];
                 /**
-                 * @description Include terms for the registered URL (`registeredUrl`; a space is a wildcard). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Terms for the crawled URL (`wSimpleCrawledUrl`), as `nameIncludeTerms`; a space is a wildcard
+                 *     too. Example: `["facebook.com"]`.
                  */
-                urlIncludeTerms?: components["parameters"]["LeadSearchFilters.urlIncludeTerms"];
+                crawledUrlIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose crawled URL matches any of them. Example: `["yelp.com"]`. */
+                crawledUrlExcludeTerms?: string[];
                 /**
-                 * @description Exclude terms for the registered URL (a space is a wildcard). In a query: comma-separated, or a
-                 *     JSON array string.
+                 * @description Terms for the short description; not in the default `orColumns`, so a lead must match one of
+                 *     them unless `wProfileDescriptionShort` is added. Example: `["family owned"]`.
                  */
-                urlExcludeTerms?: components["parameters"]["LeadSearchFilters.urlExcludeTerms"];
+                descriptionIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose short description matches any of them. Example: `["chain"]`. */
+                descriptionExcludeTerms?: string[];
+                /** @description Terms for the city (our own parameter; `cityInclude` is the usual one). Example: `["rock"]`. */
+                cityIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose city matches any of them. Example: `["springs"]`. */
+                cityExcludeTerms?: string[];
+                /** @description Terms for the street (our own parameter). Example: `["main st"]`. */
+                streetIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose street matches any of them. Example: `["suite"]`. */
+                streetExcludeTerms?: string[];
                 /**
-                 * @description Include terms for the crawled URL (`crawledUrl`; a space is a wildcard). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Terms for either phone (our own parameter, matched as text; the contact filters
+                 *     `phoneTotalInclude` compare digits). Example: `["(512)"]`.
                  */
-                crawledUrlIncludeTerms?: components["parameters"]["LeadSearchFilters.crawledUrlIncludeTerms"];
+                phoneIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose phones match any of them. Example: `["(000)"]`. */
+                phoneExcludeTerms?: string[];
+                /** @description Terms for any of the eight e-mail fields (our own parameter). Example: `["@acme-co.com"]`. */
+                emailIncludeTerms?: string[];
+                /** @description Terms that remove a lead whose e-mail fields match any of them. Example: `["gmail"]`. */
+                emailExcludeTerms?: string[];
                 /**
-                 * @description Exclude terms for the crawled URL (a space is a wildcard). In a query: comma-separated, or a
-                 *     JSON array string.
+                 * @description A plain substring (case-insensitive; `*` and spaces are literal) that the company name, a URL,
+                 *     the short description, the city or the primary phone must contain. Narrows the search; it is
+                 *     not a positive filter. Example: `organic coffee`.
                  */
-                crawledUrlExcludeTerms?: components["parameters"]["LeadSearchFilters.crawledUrlExcludeTerms"];
+                search?: string;
                 /**
-                 * @description Include terms for the description (`description`). In a query: comma-separated, or a JSON array
-                 *     string.
-                 */
-                descriptionIncludeTerms?: components["parameters"]["LeadSearchFilters.descriptionIncludeTerms"];
-                /** @description Exclude terms for the description. In a query: comma-separated, or a JSON array string. */
-                descriptionExcludeTerms?: components["parameters"]["LeadSearchFilters.descriptionExcludeTerms"];
-                /**
-                 * @description Include terms for the city column (`city`), matched as substrings. In a query: comma-separated,
-                 *     or a JSON array string.
-                 */
-                cityIncludeTerms?: components["parameters"]["LeadSearchFilters.cityIncludeTerms"];
-                /**
-                 * @description Exclude terms for the city column, matched as substrings. In a query: comma-separated, or a
-                 *     JSON array string.
-                 */
-                cityExcludeTerms?: components["parameters"]["LeadSearchFilters.cityExcludeTerms"];
-                /** @description Include terms for the street (`street`). In a query: comma-separated, or a JSON array string. */
-                streetIncludeTerms?: components["parameters"]["LeadSearchFilters.streetIncludeTerms"];
-                /** @description Exclude terms for the street. In a query: comma-separated, or a JSON array string. */
-                streetExcludeTerms?: components["parameters"]["LeadSearchFilters.streetExcludeTerms"];
-                /**
-                 * @description Include terms for the phone numbers (`phone`), for example an area code `512`. In a query:
-                 *     comma-separated, or a JSON array string.
-                 */
-                phoneIncludeTerms?: components["parameters"]["LeadSearchFilters.phoneIncludeTerms"];
-                /** @description Exclude terms for the phone numbers. In a query: comma-separated, or a JSON array string. */
-                phoneExcludeTerms?: components["parameters"]["LeadSearchFilters.phoneExcludeTerms"];
-                /**
-                 * @description Include terms for the e-mail addresses (`email`), for example a domain. In a query:
-                 *     comma-separated, or a JSON array string.
-                 */
-                emailIncludeTerms?: components["parameters"]["LeadSearchFilters.emailIncludeTerms"];
-                /** @description Exclude terms for the e-mail addresses. In a query: comma-separated, or a JSON array string. */
-                emailExcludeTerms?: components["parameters"]["LeadSearchFilters.emailExcludeTerms"];
-                /**
-                 * @description Keep only leads in one of these states (two-letter US codes such as `TX`, any case). In a
-                 *     query: comma-separated, or a JSON array string.
+                 * @description Keep only leads in one of these states (two-letter codes, any case). In a query and a body:
+                 *     comma-separated (`TX,OK`) or a JSON array (string). Example: `TX,OK`.
                  * @example [
                  *       "TX"
                  *     ]
                  */
-                stateInclude?: components["parameters"]["LeadSearchFilters.stateInclude"];
+                stateInclude?: string[];
+                /** @description Remove leads in any of these states (forms as in `stateInclude`). Example: `CA,NY`. */
+                stateExclude?: string[];
                 /**
-                 * @description Remove leads in any of these states (two-letter US codes, any case). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Keep only leads whose city contains one of these (case-insensitive substrings). Example:
+                 *     `["Austin"]`.
                  */
-                stateExclude?: components["parameters"]["LeadSearchFilters.stateExclude"];
+                cityInclude?: string[];
+                /** @description Remove leads whose city contains any of these. Example: `["Springs"]`. */
+                cityExclude?: string[];
                 /**
-                 * @description Keep only leads in one of these cities (whole city name, any case). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Keep only leads in one of these ZIP codes: 5 digits (or ZIP+4) select that ZIP exactly
+                 *     (ZIP+4 values compare all nine digits); 1-4 digits are a prefix (`787` selects 787xx).
+                 *     Example: `["78701", "78702"]`.
                  */
-                cityInclude?: components["parameters"]["LeadSearchFilters.cityInclude"];
+                zipInclude?: string[];
+                /** @description Remove leads in any of these ZIP codes (values as in `zipInclude`). Example: `["78701"]`. */
+                zipExclude?: string[];
+                /** @description Keep only leads whose street contains one of these (case-insensitive). Example: `["Main St"]`. */
+                streetInclude?: string[];
+                /** @description Remove leads whose street contains any of these. Example: `["PO Box"]`. */
+                streetExclude?: string[];
+                /** @description Leads without a state only, or with one only. Example: `exclude_empty`. */
+                stateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a city only, or with one only. Example: `exclude_empty`. */
+                cityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a ZIP code only, or with one only. Example: `exclude_empty`. */
+                zipEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a street only, or with one only. Example: `exclude_empty`. */
+                streetEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a short description only, or with one only. Example: `exclude_empty`. */
+                descriptionEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
                 /**
-                 * @description Remove leads in any of these cities (whole city name, any case). In a query: comma-separated,
-                 *     or a JSON array string.
+                 * @description Earliest Last Buying Signal (inclusive): an ISO 8601 date or date-time (without an offset:
+                 *     UTC), or `rel:<n><unit>` (n 1-100000; `h`, `d`, `w`, `m` months, `y` years before the
+                 *     request). Example: `rel:30d`.
                  */
-                cityExclude?: components["parameters"]["LeadSearchFilters.cityExclude"];
+                lastBuyingSignalFrom?: string;
                 /**
-                 * @description Keep only leads whose ZIP code starts with one of these values (`787` or `78701`). In a query:
-                 *     comma-separated, or a JSON array string.
+                 * @description Latest Last Buying Signal (inclusive; a date alone means the start of that day). Formats as
+                 *     in `lastBuyingSignalFrom`. Example: `2026-09-30T23:59:59Z`.
                  */
-                zipInclude?: components["parameters"]["LeadSearchFilters.zipInclude"];
+                lastBuyingSignalTo?: string;
+                /** @description Older name of `lastBuyingSignalFrom` (which wins when both are sent). Example: `rel:7d`. */
+                lastUpdatedFrom?: string;
+                /** @description Older name of `lastBuyingSignalTo` (which wins when both are sent). Example: `2026-09-30`. */
+                lastUpdatedTo?: string;
                 /**
-                 * @description Remove leads whose ZIP code starts with any of these values. In a query: comma-separated, or a
-                 *     JSON array string.
+                 * @description Earliest domain registration date (inclusive; a date-time counts by its UTC day). Formats as
+                 *     in `lastBuyingSignalFrom`. Example: `rel:6m`.
                  */
-                zipExclude?: components["parameters"]["LeadSearchFilters.zipExclude"];
-                /** @description Minimum review rating (0-5); leads without a rating are removed when set. */
-                minStars?: components["parameters"]["LeadSearchFilters.minStars"];
-                /** @description Maximum review rating (0-5); leads without a rating are removed when set. */
-                maxStars?: components["parameters"]["LeadSearchFilters.maxStars"];
-                /** @description Minimum number of reviews; leads without a review count are removed when set. */
-                minReviewCount?: components["parameters"]["LeadSearchFilters.minReviewCount"];
-                /** @description Maximum number of reviews; leads without a review count are removed when set. */
-                maxReviewCount?: components["parameters"]["LeadSearchFilters.maxReviewCount"];
+                registrationDateFrom?: string;
+                /** @description Latest domain registration date (inclusive). Example: `2026-09-30`. */
+                registrationDateTo?: string;
                 /**
-                 * @description Keep only leads whose website has at least one of these schema.org types (exact names as listed
-                 *     by `GET /leads/other/schema-types`). In a query: comma-separated, or a JSON array string.
+                 * @description Earliest time the website was crawled (inclusive). Formats as in `lastBuyingSignalFrom`.
+                 *     Example: `rel:30d`.
                  */
-                websiteSchemaFilter?: components["parameters"]["LeadSearchFilters.websiteSchemaFilter"];
+                timeScrapedFrom?: string;
                 /**
-                 * @description Lead field to sort by: a field name of `Lead` with a single value (for example
-                 *     `lastBuyingSignal`, `lastUpdated`, `companyName`, `city`, `state`, `zip`, `stars`,
-                 *     `reviewCount`, `employees`) or its database-style alias (for example `wCompanyName`).
-                 *     Default `lastBuyingSignal`. Leads without a value sort last. An unknown name gives 400
-                 *     `validation_error`.
+                 * @description Latest time the website was crawled (inclusive; a date alone includes that whole day).
+                 *     Example: `2026-09-30`.
                  */
-                sortBy?: components["parameters"]["LeadSearchFilters.sortBy"];
-                /** @description Sort direction; default `desc`. */
-                sortOrder?: components["parameters"]["LeadSearchFilters.sortOrder"];
-                /** @description Page number, from 1 (search and preview; ignored by export); default 1. */
-                page?: components["parameters"]["LeadSearchFilters.page"];
+                timeScrapedTo?: string;
                 /**
-                 * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100.
+                 * @description Keep only leads whose Buying Signal Type has any of these types (exact, case-sensitive):
+                 *     `Newly Added`, `Phone Primary`, `Total Phones`, `Email Primary`, `Tier 1 Emails`,
+                 *     `Tier 2 Emails`, `Address Full`, `Instagram`, `LinkedIn`, `Facebook`, `YouTube`, `TikTok`,
+                 *     `X (Twitter)`, `Google Maps`, `Yelp`, `Pinterest`, `Other Social`; also the types our own
+                 *     imports write (`Primary Phone`, `Primary Email`, `Tier 1 Email`, `Tier 2 Email`,
+                 *     `Full Address`, which match their other spelling) and imported types such as `new_website`.
+                 *     An unknown type gives 400. Comma-separated or a JSON array (string). Example:
+                 *     `Newly Added,Phone Primary`.
+                 */
+                buyingSignalTypeFilter?: string[];
+                /** @description Older name of `buyingSignalTypeFilter` (which wins when both are sent). Example: `Newly Added`. */
+                updateReasonFilter?: string[];
+                /**
+                 * @description Keeps only leads where the primary phone matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Phones compare their digits when the item has any
+                 *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+                 *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                phonePrimaryInclude?: string[];
+                /**
+                 * @description Removes leads where the primary phone matches any of these items (leads without a value stay).
+                 *     Items as in `phonePrimaryInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                phonePrimaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a primary phone, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                phonePrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the secondary phone matches any of these items (a lead without a value
+                 *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Phones compare their digits when the item has any
+                 *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+                 *     text. Example: `["555-0142"]`.
+                 */
+                phoneSecondaryInclude?: string[];
+                /**
+                 * @description Removes leads where the secondary phone matches any of these items (leads without a value
+                 *     stay). Items as in `phoneSecondaryInclude`. Example: `["555-0142"]`.
+                 */
+                phoneSecondaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a secondary phone, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                phoneSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where any of the lead's phones (primary or secondary) matches any of these
+                 *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+                 *     "starts" | "ends"} (default contains); `*` is a literal character. Phones compare their digits
+                 *     when the item has any (formatting, a leading `+1` or a leading 1 of an 11-digit number do not
+                 *     matter), else their text. Example: `[{"v": "512", "m": "starts"}]`.
+                 */
+                phoneTotalInclude?: string[];
+                /**
+                 * @description Removes leads where any of the lead's phones (primary or secondary) matches any of these items
+                 *     (leads without a value stay). Items as in `phoneTotalInclude`. Example:
+                 *     `[{"v": "512", "m": "starts"}]`.
+                 */
+                phoneTotalExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without any phone, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                phoneTotalEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the primary e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                emailPrimaryInclude?: string[];
+                /**
+                 * @description Removes leads where the primary e-mail address matches any of these items (leads without a
+                 *     value stay). Items as in `emailPrimaryInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                emailPrimaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a primary e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailPrimaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the secondary e-mail address matches any of these items (a lead without
+                 *     a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example: `["@acme-co.com"]`.
+                 */
+                emailSecondaryInclude?: string[];
+                /**
+                 * @description Removes leads where the secondary e-mail address matches any of these items (leads without a
+                 *     value stay). Items as in `emailSecondaryInclude`. Example: `["@acme-co.com"]`.
+                 */
+                emailSecondaryExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a secondary e-mail address, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailSecondaryEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 1 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier1Include?: string[];
+                /**
+                 * @description Removes leads where the tier 1 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier1Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier1Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 1 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier1EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 2 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier2Include?: string[];
+                /**
+                 * @description Removes leads where the tier 2 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier2Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier2Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 2 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier2EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 3 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier3Include?: string[];
+                /**
+                 * @description Removes leads where the tier 3 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier3Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier3Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 3 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier3EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 4 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier4Include?: string[];
+                /**
+                 * @description Removes leads where the tier 4 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier4Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier4Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 4 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier4EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 5 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier5Include?: string[];
+                /**
+                 * @description Removes leads where the tier 5 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier5Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier5Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 5 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier5EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the tier 6 e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier6Include?: string[];
+                /**
+                 * @description Removes leads where the tier 6 e-mail address matches any of these items (leads without a value
+                 *     stay). Items as in `emailTier6Include`. Example: `[{"v": "info@", "m": "starts"}]`.
+                 */
+                emailTier6Exclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a tier 6 e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                emailTier6EmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the employee count (as text, for example `12`) matches any of these
+                 *     items (a lead without a value is left out). Items: strings or {"v": "text", "m": "contains" |
+                 *     "starts" | "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["12"]`.
+                 */
+                employeeCountInclude?: string[];
+                /**
+                 * @description Removes leads where the employee count (as text, for example `12`) matches any of these items
+                 *     (leads without a value stay). Items as in `employeeCountInclude`. Example: `["12"]`.
+                 */
+                employeeCountExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without an employee count, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                employeeCountEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (a
+                 *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "2024-", "m": "starts"}]`.
+                 */
+                foundingDateInclude?: string[];
+                /**
+                 * @description Removes leads where the founding date (as `YYYY-MM-DD` text) matches any of these items (leads
+                 *     without a value stay). Items as in `foundingDateInclude`. Example:
+                 *     `[{"v": "2024-", "m": "starts"}]`.
+                 */
+                foundingDateExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founding date, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                foundingDateEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where whether the business is a chain (`true` or `yes`, `false` or `no`)
+                 *     matches any of these items (a lead without a value is left out). Items: strings or {"v":
+                 *     "text", "m": "contains" | "starts" | "ends"} (default contains); `*` is a literal character.
+                 *     Case-insensitive. Example: `["yes"]`.
+                 */
+                isChainInclude?: string[];
+                /**
+                 * @description Removes leads where whether the business is a chain (`true` or `yes`, `false` or `no`) matches
+                 *     any of these items (leads without a value stay). Items as in `isChainInclude`. Example:
+                 *     `["yes"]`.
+                 */
+                isChainExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without an is-chain value, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                isChainEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the price range matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["$$"]`.
+                 */
+                priceRangeInclude?: string[];
+                /**
+                 * @description Removes leads where the price range matches any of these items (leads without a value stay).
+                 *     Items as in `priceRangeInclude`. Example: `["$$"]`.
+                 */
+                priceRangeExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a price range, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                priceRangeEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the legal name matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "LLC", "m": "ends"}]`.
+                 */
+                legalNameInclude?: string[];
+                /**
+                 * @description Removes leads where the legal name matches any of these items (leads without a value stay).
+                 *     Items as in `legalNameInclude`. Example: `[{"v": "LLC", "m": "ends"}]`.
+                 */
+                legalNameExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a legal name, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                legalNameEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the NAICS industry code matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "2382", "m": "starts"}]`.
+                 */
+                industryNaicsInclude?: string[];
+                /**
+                 * @description Removes leads where the NAICS industry code matches any of these items (leads without a value
+                 *     stay). Items as in `industryNaicsInclude`. Example: `[{"v": "2382", "m": "starts"}]`.
+                 */
+                industryNaicsExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a NAICS code, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                industryNaicsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the DUNS number matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["123456789"]`.
+                 */
+                dunsInclude?: string[];
+                /**
+                 * @description Removes leads where the DUNS number matches any of these items (leads without a value stay).
+                 *     Items as in `dunsInclude`. Example: `["123456789"]`.
+                 */
+                dunsExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a DUNS number, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                dunsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each founder name matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Garcia"]`.
+                 */
+                founderInclude?: string[];
+                /**
+                 * @description Removes leads where each founder name matches any of these items (leads without a value stay).
+                 *     Items as in `founderInclude`. Example: `["Garcia"]`.
+                 */
+                founderExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founder name, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                founderEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each founder e-mail address matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                founderEmailInclude?: string[];
+                /**
+                 * @description Removes leads where each founder e-mail address matches any of these items (leads without a
+                 *     value stay). Items as in `founderEmailInclude`. Example: `[{"v": "@gmail.com", "m": "ends"}]`.
+                 */
+                founderEmailExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founder e-mail address, `exclude_empty` only leads with
+                 *     a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                founderEmailEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each founder phone matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Phones compare their digits when the item has any
+                 *     (formatting, a leading `+1` or a leading 1 of an 11-digit number do not matter), else their
+                 *     text. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                founderPhoneInclude?: string[];
+                /**
+                 * @description Removes leads where each founder phone matches any of these items (leads without a value stay).
+                 *     Items as in `founderPhoneInclude`. Example: `[{"v": "(512)", "m": "starts"}]`.
+                 */
+                founderPhoneExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a founder phone, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                founderPhoneEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the opening hours matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Sa"]`.
+                 */
+                openingHoursInclude?: string[];
+                /**
+                 * @description Removes leads where the opening hours matches any of these items (leads without a value stay).
+                 *     Items as in `openingHoursInclude`. Example: `["Sa"]`.
+                 */
+                openingHoursExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without opening hours, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                openingHoursEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the area served matches any of these items (a lead without a value is
+                 *     left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Austin"]`.
+                 */
+                areaServedInclude?: string[];
+                /**
+                 * @description Removes leads where the area served matches any of these items (leads without a value stay).
+                 *     Items as in `areaServedInclude`. Example: `["Austin"]`.
+                 */
+                areaServedExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without an area served, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                areaServedEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the offers matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["free estimate"]`.
+                 */
+                offersInclude?: string[];
+                /**
+                 * @description Removes leads where the offers matches any of these items (leads without a value stay). Items
+                 *     as in `offersInclude`. Example: `["free estimate"]`.
+                 */
+                offersExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without offers, `exclude_empty` only leads with a value (empty:
+                 *     null, blank, or no item). Example: `exclude_empty`.
+                 */
+                offersEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the brand matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["Acme"]`.
+                 */
+                brandInclude?: string[];
+                /**
+                 * @description Removes leads where the brand matches any of these items (leads without a value stay). Items as
+                 *     in `brandInclude`. Example: `["Acme"]`.
+                 */
+                brandExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a brand, `exclude_empty` only leads with a value (empty:
+                 *     null, blank, or no item). Example: `exclude_empty`.
+                 */
+                brandEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the slogan matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["since 1990"]`.
+                 */
+                sloganInclude?: string[];
+                /**
+                 * @description Removes leads where the slogan matches any of these items (leads without a value stay). Items
+                 *     as in `sloganInclude`. Example: `["since 1990"]`.
+                 */
+                sloganExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a slogan, `exclude_empty` only leads with a value (empty:
+                 *     null, blank, or no item). Example: `exclude_empty`.
+                 */
+                sloganEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the logo URL matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `[".png"]`.
+                 */
+                logoUrlInclude?: string[];
+                /**
+                 * @description Removes leads where the logo URL matches any of these items (leads without a value stay). Items
+                 *     as in `logoUrlInclude`. Example: `[".png"]`.
+                 */
+                logoUrlExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a logo URL, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                logoUrlEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where each social profile URL matches any of these items (a lead without a
+                 *     value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"}
+                 *     (default contains); `*` is a literal character. Case-insensitive. Example: `["instagram.com"]`.
+                 */
+                socialProfilesInclude?: string[];
+                /**
+                 * @description Removes leads where each social profile URL matches any of these items (leads without a value
+                 *     stay). Items as in `socialProfilesInclude`. Example: `["instagram.com"]`.
+                 */
+                socialProfilesExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a social profile URL, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                socialProfilesEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the website platform matches any of these items (a lead without a value
+                 *     is left out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default
+                 *     contains); `*` is a literal character. Case-insensitive. Example: `["Shopify"]`.
+                 */
+                platformInclude?: string[];
+                /**
+                 * @description Removes leads where the website platform matches any of these items (leads without a value
+                 *     stay). Items as in `platformInclude`. Example: `["Shopify"]`.
+                 */
+                platformExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without a website platform, `exclude_empty` only leads with a
+                 *     value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                platformEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the booking, operations and CRM software matches any of these items (a
+                 *     lead without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Calendly"]`.
+                 */
+                bookingOpsCrmSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the booking, operations and CRM software matches any of these items (leads
+                 *     without a value stay). Items as in `bookingOpsCrmSoftwareInclude`. Example: `["Calendly"]`.
+                 */
+                bookingOpsCrmSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without booking, operations or CRM software, `exclude_empty` only
+                 *     leads with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                bookingOpsCrmSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the reputation and chat software matches any of these items (a lead
+                 *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Podium"]`.
+                 */
+                reputationChatSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the reputation and chat software matches any of these items (leads without
+                 *     a value stay). Items as in `reputationChatSoftwareInclude`. Example: `["Podium"]`.
+                 */
+                reputationChatSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without reputation or chat software, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                reputationChatSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the marketing and e-mail software matches any of these items (a lead
+                 *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Mailchimp"]`.
+                 */
+                marketingEmailSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the marketing and e-mail software matches any of these items (leads without
+                 *     a value stay). Items as in `marketingEmailSoftwareInclude`. Example: `["Mailchimp"]`.
+                 */
+                marketingEmailSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without marketing or e-mail software, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                marketingEmailSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the ad pixels matches any of these items (a lead without a value is left
+                 *     out). Items: strings or {"v": "text", "m": "contains" | "starts" | "ends"} (default contains);
+                 *     `*` is a literal character. Case-insensitive. Example: `["Meta Pixel"]`.
+                 */
+                adPixelsInclude?: string[];
+                /**
+                 * @description Removes leads where the ad pixels matches any of these items (leads without a value stay).
+                 *     Items as in `adPixelsInclude`. Example: `["Meta Pixel"]`.
+                 */
+                adPixelsExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without ad pixels, `exclude_empty` only leads with a value
+                 *     (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                adPixelsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keeps only leads where the payment and financing software matches any of these items (a lead
+                 *     without a value is left out). Items: strings or {"v": "text", "m": "contains" | "starts" |
+                 *     "ends"} (default contains); `*` is a literal character. Case-insensitive. Example:
+                 *     `["Stripe"]`.
+                 */
+                paymentFinancingSoftwareInclude?: string[];
+                /**
+                 * @description Removes leads where the payment and financing software matches any of these items (leads
+                 *     without a value stay). Items as in `paymentFinancingSoftwareInclude`. Example: `["Stripe"]`.
+                 */
+                paymentFinancingSoftwareExclude?: string[];
+                /**
+                 * @description `only_empty` keeps only leads without payment or financing software, `exclude_empty` only leads
+                 *     with a value (empty: null, blank, or no item). Example: `exclude_empty`.
+                 */
+                paymentFinancingSoftwareEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Minimum review rating (0-5) of `stars`; leads without one are left out. Example: `4`. */
+                minStars?: number;
+                /** @description Maximum review rating (0-5) of `stars`; leads without one are left out. Example: `5`. */
+                maxStars?: number;
+                /** @description Minimum number of reviews; leads without a count are left out. Example: `10`. */
+                minReviewCount?: number;
+                /** @description Maximum number of reviews; leads without a count are left out. Example: `500`. */
+                maxReviewCount?: number;
+                /** @description Minimum number of locations; leads without a value are left out. Example: `2`. */
+                minNumLocations?: number;
+                /** @description Maximum number of locations; leads without a value are left out. Example: `10`. */
+                maxNumLocations?: number;
+                /** @description Minimum number of job postings on the website; leads without a value are left out. Example: `1`. */
+                minOpenPositions?: number;
+                /** @description Maximum number of job postings on the website; leads without a value are left out. Example: `20`. */
+                maxOpenPositions?: number;
+                /** @description Leads without a careers page (no job postings value) only, or with one only. Example: `exclude_empty`. */
+                openPositionsEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Minimum review rating value; leads without one are left out. Example: `4.5`. */
+                minRatingValue?: number;
+                /** @description Maximum review rating value; leads without one are left out. Example: `5`. */
+                maxRatingValue?: number;
+                /**
+                 * @description Keep only leads whose primary e-mail's provider is one of these domains (exact,
+                 *     case-insensitive). Example: `["google.com", "outlook.com"]`.
+                 */
+                emailPrimaryMxValues?: string[];
+                /** @description Keep only leads whose website's e-mail provider is one of these domains. Example: `["google.com"]`. */
+                emailDomainMxValues?: string[];
+                /**
+                 * @description Keep only leads whose website e-mail security has any of these values (exact,
+                 *     case-insensitive). Example: `["spf", "dmarc"]`.
+                 */
+                emailSecurityValues?: string[];
+                /** @description Keep only leads whose address source is one of these values (exact, case-insensitive). Example: `["google_maps"]`. */
+                addressSourceValues?: string[];
+                /** @description Leads without a primary e-mail provider only, or with one only. Example: `exclude_empty`. */
+                emailPrimaryMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without a website e-mail provider only, or with one only. Example: `exclude_empty`. */
+                emailDomainMxEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without website e-mail security values only, or with some only. Example: `exclude_empty`. */
+                emailSecurityEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /** @description Leads without an address source only, or with one only. Example: `exclude_empty`. */
+                addressSourceEmptyFilter?: components["schemas"]["LeadSearchEmptyFilter"];
+                /**
+                 * @description Keep only leads with a website schema type that contains any of these (case-insensitive
+                 *     substrings; `GET /leads/other/schema-types` lists the types). Comma-separated or a JSON array
+                 *     (string). Example: `LocalBusiness,Dentist`.
+                 */
+                websiteSchemaFilter?: string[];
+                /** @description `yes`: only leads whose website redirects; `no`: the others, also without a value. Example: `no`. */
+                redirectFilter?: components["schemas"]["LeadSearchRedirectFilter"];
+                /**
+                 * @description Lead field to sort by: `lastBuyingSignal` (the default), our own `lastUpdated`, or any
+                 *     single-valued lead field by name or `w*` name: `wCompanyName`, `wOgrequestedUrl`,
+                 *     `wSimpleCrawledUrl`, `wProfileDate`, `wRedirectYn`, `wAddressCity`, `wAddressState`,
+                 *     `wAddressZip`, `wPhonePrimary`, `wEmailPrimary`, `wTimeScraped`, `wEmployeeCount`,
+                 *     `wFoundingDate`, `wIsChain`, `wPriceRange`, `wLegalName`, `wIndustryNaics`, `wDuns`,
+                 *     `wSlogan`, `wEmailPrimaryMx`, `wEmailDomainMx`, `wAddressSource`, `wNumLocations`,
+                 *     `wOpenPositions`, `wRatingValue`, `wReviewCount`, ...; a list field (`wEmailSecurity`) sorts
+                 *     by its items as text. Leads without a value sort last. An unknown name gives 400
+                 *     `validation_error`. Example: `wCompanyName`.
+                 */
+                sortBy?: string;
+                /** @description Sort direction: `asc` or `desc` (the default). Example: `asc`. */
+                sortOrder?: components["schemas"]["SortOrder"];
+                /** @description Page number, from 1 (search and preview; ignored by export); default 1. Example: `2`. */
+                page?: number;
+                /**
+                 * @description Leads per page, 1-1000 (search and preview; ignored by export); default 100. Example: `50`.
                  * @example 100
                  */
-                limit?: components["parameters"]["LeadSearchFilters.limit"];
-                /** @description The lead database to search; any value resolves to `other` (the Main database). */
-                database?: components["parameters"]["LeadSearchFilters.database"];
+                limit?: number;
+                /** @description The lead database to search; any value resolves to `other` (the Main database). Example: `other`. */
+                database?: string;
+                /**
+                 * @description `true`: only leads the account has not received yet. Applied as a filter before paging, so
+                 *     pages stay full and the counts (`pagination.total`, the preview's `summary`) cover only those
+                 *     leads. `false` (default): every matching lead.
+                 */
+                excludePurchased?: components["parameters"]["LeadPreviewControls"];
             };
             header?: never;
             path?: never;
@@ -18872,8 +23695,10 @@ export const enrichmentRunStatusValues: ReadonlyArray<FlattenedDeepRequired<comp
 export const exportCompletedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedEvent"]["type"]> = ["export.completed"];
 export const exportCompletedFileTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedFileType"]> = ["csv", "json", "xlsx"];
 export const exportCompletedMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportCompletedMethod"]> = ["dashboard", "api", "email_schedule"];
+export const exportFileGoneReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFileGoneReason"]> = ["expired", "not_stored", "link_expired"];
 export const exportFileMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFileMethod"]> = ["dashboard", "api", "email_schedule"];
 export const exportFileTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFileType"]> = ["csv", "json", "xlsx"];
+export const exportFileUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportFileUnavailableError"]["error"]> = ["file_unavailable"];
 export const exportLeadsEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportLeadsEvent"]["type"]> = ["export.leads"];
 export const exportTooLargeErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportTooLargeError"]["error"]> = ["export_too_large"];
 export const fieldMappingTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FieldMappingType"]> = ["field", "spacer"];
@@ -18908,8 +23733,12 @@ export const keywordListTypeValues: ReadonlyArray<FlattenedDeepRequired<componen
 export const leadCreatedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadCreatedEvent"]["type"]> = ["lead.created"];
 export const leadCreatedOwnDataSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadCreatedOwnData"]["source"]> = ["manual_push"];
 export const leadExportFileTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadExportFileType"]> = ["csv", "json", "xlsx"];
+export const leadExportLinksDatabaseTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadExportLinks"]["databaseType"]> = ["other"];
 export const leadExportMethodValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadExportMethod"]> = ["dashboard", "api", "email_schedule", "crm_push", "enrichment"];
 export const leadQueryCapacityBusyErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadQueryCapacityBusyError"]["error"]> = ["lead_query_capacity_busy"];
+export const leadSearchEmptyFilterValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadSearchEmptyFilter"]> = ["only_empty", "exclude_empty"];
+export const leadSearchRedirectFilterValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadSearchRedirectFilter"]> = ["yes", "no"];
+export const leadSearchTermMatchValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadSearchTermMatch"]> = ["contains", "starts", "ends"];
 export const leadSummarySourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadSummarySource"]> = ["dashboard", "api", "email_schedule", "crm_push"];
 export const leadUpdatedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadUpdatedEvent"]["type"]> = ["lead.updated"];
 export const notFoundErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["NotFoundError"]["error"]> = ["not_found"];

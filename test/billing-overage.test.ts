@@ -133,3 +133,75 @@ describe("overage", () => {
     await expect(useLeads(bought.accountId, 1)).rejects.toMatchObject({ status: 402 });
   });
 });
+
+describe("PATCH /overage-budget with enabled (the real service's form)", () => {
+  const patch = (bought: Bought, body: object) =>
+    b.t.request().patch("/api/v1/overage-budget").set(bought.auth).send(body);
+
+  it("enabled true sets the budget (dollars by default); enabled false turns it off and clears it", async () => {
+    const bought = await buy(b, { plan: "starter", trial: false });
+    // An earlier budget in credits: the real form's omitted budgetType still means dollars.
+    await patch(bought, { budgetType: "credits", budgetAmount: 30 }).expect(200);
+    const on = await patch(bought, { enabled: true, budgetAmount: 20 }).expect(200);
+    expect(on.body.data).toMatchObject({
+      enabled: true,
+      budgetType: "dollars",
+      budgetAmount: 20,
+      budgetCredits: 200,
+      remainingCredits: 200,
+    });
+    const credits = await patch(bought, { enabled: true, budgetType: "credits", budgetAmount: 10 }).expect(
+      200,
+    );
+    expect(credits.body.data).toMatchObject({ enabled: true, budgetType: "credits", budgetAmount: 10 });
+    await useLeads(bought.accountId, 506); // 6 credits of overage: 60 cents
+    const off = await patch(bought, { enabled: false }).expect(200);
+    expect(off.body.data).toMatchObject({
+      enabled: false,
+      budgetType: "dollars",
+      budgetAmount: null,
+      budgetCredits: null,
+      remainingCredits: null,
+      usedCredits: 6,
+      accruedCents: 60,
+    });
+    expect(await overage(bought)).toEqual(off.body.data);
+    // No more overage; what was used is still collected.
+    await expect(useLeads(bought.accountId, 1)).rejects.toMatchObject({ status: 402 });
+    const results = await collectOverage(b.t.ctx.db, processor());
+    expect(results.find((r) => r.accountId === bought.accountId)).toMatchObject({
+      outcome: "charged",
+      amountCents: 60,
+    });
+    // Disabling again, or with an amount of 0 or null beside it, is fine.
+    await patch(bought, { enabled: false, budgetAmount: 0 }).expect(200);
+    await patch(bought, { enabled: false, budgetAmount: null, budgetType: "credits" }).expect(200);
+  });
+
+  it.each([
+    ["enabled false with an amount", { enabled: false, budgetAmount: 10 }],
+    ["enabled true without an amount", { enabled: true }],
+    ["enabled true with an amount of 0", { enabled: true, budgetAmount: 0 }],
+    ["enabled true with a null amount", { enabled: true, budgetType: "credits", budgetAmount: null }],
+  ])("refuses %s with 400 validation_error and changes nothing", async (_label, body) => {
+    const bought = await buy(b, { plan: "starter", trial: false });
+    await patch(bought, { budgetAmount: 7 }).expect(200);
+    const res = await patch(bought, body).expect(400);
+    expect(res.body.error).toBe("validation_error");
+    expect(res.body.details).toEqual([{ path: ["body", "budgetAmount"], message: expect.any(String) }]);
+    expect(await overage(bought)).toMatchObject({ enabled: true, budgetType: "dollars", budgetAmount: 7 });
+  });
+
+  it("refuses enabled that is not a boolean, and keeps the rules of enabling", async () => {
+    const bought = await buy(b, { plan: "starter", trial: false });
+    const res = await patch(bought, { enabled: "yes", budgetAmount: 5 }).expect(400);
+    expect(res.body.error).toBe("validation_error");
+    const tooMuch = await patch(bought, { enabled: true, budgetAmount: 251 }).expect(400);
+    expect(tooMuch.body.error).toBe("validation_error");
+    const trialing = await buy(b, { plan: "growth" });
+    const trial = await patch(trialing, { enabled: true, budgetAmount: 5 }).expect(400);
+    expect(trial.body.error).toBe("bad_request");
+    await patch(trialing, { enabled: false }).expect(200);
+    expect(await overage(bought)).toMatchObject({ enabled: false });
+  });
+});

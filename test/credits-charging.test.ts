@@ -105,6 +105,7 @@ async function startExport(auth: Auth, word: string): Promise<string> {
     .post("/api/v1/leads/export")
     .set(auth)
     .set("Prefer", "respond-async")
+    .set("Accept", "text/csv")
     .send({ positiveKeywords: [word] })
     .expect(202);
   return accepted.body.jobId as string;

@@ -340,6 +340,77 @@ describe("the runner: full copy", () => {
   });
 });
 
+describe("the runner: a preset made from a dashboard hash", () => {
+  it("runs the hash's search, with its keyword lists as they are at each send", async () => {
+    const account = await buildAccount(t.ctx.db);
+    const [word, other, excluded] = [uniqueWord("hp"), uniqueWord("ho"), uniqueWord("hx")];
+    await wordLeads(word, 2);
+    await buildLeads(t.ctx.db, 1, () => ({
+      company_name: `${word} ${excluded} Supplies`,
+      registered_url: `https://${excluded}.example.org`,
+    }));
+    const list = async (type: string, keywords: string[]) =>
+      (
+        await t
+          .request()
+          .post("/api/v1/keyword-lists")
+          .set(account.auth)
+          .send({ name: type, type, keywords })
+          .expect(201)
+      ).body.data.id as number;
+    const positive = await list("positive", [word]);
+    const negative = await list("negative", [excluded]);
+    const preset = await t
+      .request()
+      .post("/api/v1/filter-presets")
+      .set(account.auth)
+      .send({ name: "hash", filters: { hash: `#nkl=${positive}&dkl=${negative}` } })
+      .expect(201);
+    const to = address("hash");
+    const schedule = await createSchedule(account.auth, {
+      name: "Hash",
+      filterPresetId: preset.body.data.id,
+      intervalValue: 1,
+      recipients: [{ email: to }],
+    });
+    await makeDue(schedule.id);
+    expect(await runDueSchedules(runnerDeps())).toBe(1);
+    const first = await mailTo(to);
+    expect(companies(csvRecords(attachmentsOf(first.raw)[0]!.content))).toEqual([
+      `${word} Company 1`,
+      `${word} Company 0`,
+    ]);
+
+    // The positive list now holds another word: the next send follows it.
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${positive}`)
+      .set(account.auth)
+      .send({ keywords: [other] })
+      .expect(200);
+    await wordLeads(word, 1, 10);
+    await wordLeads(other, 1, 20);
+    await makeDue(schedule.id);
+    await runDueSchedules(runnerDeps());
+    const second = await mailTo(to, 2);
+    expect(companies(csvRecords(attachmentsOf(second.raw)[0]!.content))).toEqual([`${other} Company 20`]);
+
+    // Its only positive list deleted: the preset searches nothing, so nothing is sent.
+    await t.request().delete(`/api/v1/keyword-lists/${positive}`).set(account.auth).expect(200);
+    await wordLeads(other, 1, 30);
+    await makeDue(schedule.id);
+    await runDueSchedules(runnerDeps());
+    const trigger = await t
+      .request()
+      .post(`/api/v1/email-schedules/${schedule.id}/trigger`)
+      .set(account.auth);
+    expect([trigger.status, trigger.body.error]).toEqual([400, "bad_request"]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(mailsTo(to)).toHaveLength(2);
+    expect((await scheduleOf(account.auth, schedule.id)).totalSentCount).toBe(3);
+  });
+});
+
 describe("the runner: split evenly", () => {
   it("gives each recipient a unique share by weight, and full-copy recipients every lead", async () => {
     const account = await buildAccount(t.ctx.db);

@@ -378,6 +378,15 @@ describe("a run", () => {
     const lifetime = new Date(link.expiresAt).getTime() - Date.now();
     expect(lifetime).toBeGreaterThan(4 * 60 * 1000);
     expect(lifetime).toBeLessThanOrEqual(5 * 60 * 1000);
+    // The real service's names: `downloadUrl` and `expiresInSeconds`; `url` stays as an alias.
+    expect(link).toEqual({
+      downloadUrl: link.url,
+      expiresInSeconds: 300,
+      url: expect.stringMatching(/^http/),
+      expiresAt: expect.any(String),
+    });
+    const viaDownloadUrl = await t.request().get(new URL(link.downloadUrl).pathname);
+    expect(viaDownloadUrl.status).toBe(200);
 
     // Processing the finished run again changes and charges nothing.
     expect(await processRunSlice(context(t), id)).toBe("busy");

@@ -202,6 +202,47 @@ describe("POST /export-blacklist", () => {
     expect(await entriesOf(auth)).toEqual([]);
   });
 
+  it("adds a single entry sent as {value, entryType}, answering the same shape", async () => {
+    const { auth } = await buildAccount(t.ctx.db);
+    const res = await t
+      .request()
+      .post("/api/v1/export-blacklist")
+      .set(auth)
+      .send({ value: "https://www.Example.com/about", entryType: "domain" })
+      .expect(201);
+    expect(res.body.data).toEqual({
+      added: [
+        { id: expect.any(Number), entryType: "domain", value: "example.com", createdAt: expect.any(String) },
+      ],
+      skipped: 0,
+    });
+    const again = await t
+      .request()
+      .post("/api/v1/export-blacklist")
+      .set(auth)
+      .send({ value: "example.com", entryType: "domain" })
+      .expect(201);
+    expect(again.body.data).toEqual({ added: [], skipped: 1 });
+    expect((await entriesOf(auth)).map((e) => e.value)).toEqual(["example.com"]);
+  });
+
+  it.each([
+    ["both forms", { entries: [domain("a.com")], value: "b.com", entryType: "domain" }, ["body"]],
+    ["entries with a lone entryType", { entries: [domain("a.com")], entryType: "domain" }, ["body"]],
+    ["a value without its entryType", { value: "example.com" }, ["body", "entryType"]],
+    ["an entryType without a value", { entryType: "domain" }, ["body", "value"]],
+    ["a single value that is not a domain", { value: "localhost", entryType: "domain" }, ["body", "value"]],
+    ["a single empty value", { value: "", entryType: "domain" }, ["body", "value"]],
+    ["a single unknown entryType", { value: "a@b.com", entryType: "email" }, ["body", "entryType"]],
+    ["no entries member", {}, ["body", "entries"]],
+  ])("refuses %s with 400 validation_error and details, adding nothing", async (_label, body, path) => {
+    const { auth } = await buildAccount(t.ctx.db);
+    const res = await t.request().post("/api/v1/export-blacklist").set(auth).send(body).expect(400);
+    expect(res.body.error).toBe("validation_error");
+    expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+    expect(await entriesOf(auth)).toEqual([]);
+  });
+
   it.each([
     ["no entries member", {}],
     ["an empty entries array", { entries: [] }],

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { text } from "node:stream/consumers";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiError } from "../src/http/errors.js";
+import { LEAD_FIELDS } from "../src/leads/fields.js";
 import type { ApiLead } from "../src/leads/presenter.js";
 import { MAX_CELL_CHARS, safeCellText, xlsxCellText } from "../src/export-files/cells.js";
 import { plainText } from "./helpers/export-rows.js";
@@ -232,6 +233,34 @@ describe("CSV writer", () => {
     expect(rows[1]![DEFAULT_COLUMNS.indexOf("aiCategoryEstimation")]).toBe("Plumbing; Home services");
   });
 
+  it("keeps the default columns: the catalogue's defaultExport fields, in catalogue order", () => {
+    // What the default CSV held before the catalogue grew; new fields are not added to it.
+    expect(DEFAULT_COLUMNS).toEqual([
+      "id",
+      "companyName",
+      "website",
+      "email",
+      "emailSecondary",
+      "phone",
+      "phoneSecondary",
+      "address",
+      "city",
+      "state",
+      "zip",
+      "country",
+      "category",
+      "aiCategoryEstimation",
+      "description",
+      "stars",
+      "reviewCount",
+      "lastBuyingSignal",
+      "buyingSignalType",
+      "lastUpdated",
+    ]);
+    const order = LEAD_FIELDS.map((f) => f.name);
+    expect([...DEFAULT_COLUMNS].sort((a, b) => order.indexOf(a) - order.indexOf(b))).toEqual(DEFAULT_COLUMNS);
+  });
+
   it("takes the API's Lead shape as is", async () => {
     const lead = sampleLead() as unknown as ApiLead;
     const rows = parseCsv(await writeFile(format(), [lead]));
@@ -260,6 +289,61 @@ describe("JSON writer", () => {
       },
     ]);
     expect(JSON.parse((await writeFile(format({ fileType: "json" }), [])).toString())).toEqual([]);
+  });
+});
+
+describe("the new lead fields under the real service's sourceField keys", () => {
+  const realKeys = format({
+    fieldMappings: [
+      { sourceField: "wGeoLat", exportName: "Latitude", type: "field" },
+      { sourceField: "wRedirectYn", exportName: "Redirect", type: "field" },
+      { sourceField: "wFounderEmail", exportName: "Founder Email(s)", type: "field" },
+      { sourceField: "wOpenPositions", exportName: "Number of Job Postings", type: "field" },
+      { sourceField: "wEmailSecurity", exportName: "Website Email Security", type: "field" },
+      { sourceField: "wProfileDate", exportName: "Registration Date", type: "field" },
+    ],
+  });
+  const lead = sampleLead({ founderEmails: ["a@x.com", "b@x.com"], openPositions: 0 });
+
+  it("are columns of the right kinds", () => {
+    expect(columnsOf(realKeys).map((c) => [c.field?.name, c.kind])).toEqual([
+      ["latitude", "number"],
+      ["redirect", "boolean"],
+      ["founderEmails", "text"],
+      ["openPositions", "number"],
+      ["websiteEmailSecurity", "text"],
+      ["registrationDate", "text"],
+    ]);
+  });
+
+  it("are written to CSV, JSON and XLSX", async () => {
+    expect(parseCsv(await writeFile(realKeys, [lead]))[1]).toEqual([
+      "30.2672",
+      "false",
+      "a@x.com; b@x.com",
+      "0",
+      "spf; dmarc",
+      "2018-11-20",
+    ]);
+    const json = JSON.parse((await writeFile({ ...realKeys, fileType: "json" }, [lead])).toString());
+    expect(json).toEqual([
+      {
+        Latitude: 30.2672,
+        Redirect: false,
+        "Founder Email(s)": ["a@x.com", "b@x.com"],
+        "Number of Job Postings": 0,
+        "Website Email Security": ["spf", "dmarc"],
+        "Registration Date": "2018-11-20",
+      },
+    ]);
+    const sheet = await loadSheet(await writeFile({ ...realKeys, fileType: "xlsx" }, [lead]));
+    expect([1, 2, 3, 4, 5].map((c) => sheet.getRow(2).getCell(c).value)).toEqual([
+      30.2672,
+      false,
+      "a@x.com; b@x.com",
+      0,
+      "spf; dmarc",
+    ]);
   });
 });
 

@@ -64,6 +64,7 @@ describe("recording an export", () => {
       exportMethod: "email_schedule",
       partNumber: null,
       isTotal: true,
+      filters: null,
       createdAt: date.toISOString(),
       expiresAt: new Date(date.getTime() + 90 * DAY_MS).toISOString(),
       downloadAvailable: true,
@@ -120,11 +121,16 @@ describe("GET /export-history", () => {
       .get(`/api/v1/export-history/${entries[0]!.id}/download`)
       .set(auth)
       .expect(410);
-    expect(download.body.error).toBe("file_unavailable");
-    await t.request().get(`/api/v1/export-history/${entries[0]!.id}/download-url`).set(auth).expect(410);
+    expect(download.body).toMatchObject({ error: "file_unavailable", reason: "not_stored" });
+    const link = await t
+      .request()
+      .get(`/api/v1/export-history/${entries[0]!.id}/download-url`)
+      .set(auth)
+      .expect(410);
+    expect(link.body).toMatchObject({ error: "file_unavailable", reason: "not_stored" });
   });
 
-  it.each(["limit=0", "limit=201", "offset=-1", "limit=abc", "other=1"])(
+  it.each(["limit=-1", "limit=201", "offset=-1", "limit=abc", "other=1"])(
     "rejects %s with 400",
     async (query) => {
       const { auth } = await buildAccount(t.ctx.db);
@@ -239,7 +245,7 @@ describe("GET /export-history/{id}/download", () => {
     await t.request().get(`/api/v1/export-history/999999/download`).set(auth).expect(404);
     await moveInTime(id, new Date(Date.now() - 90 * DAY_MS - 1000), new Date(Date.now() - 1000));
     const gone = await t.request().get(`/api/v1/export-history/${id}/download`).set(auth).expect(410);
-    expect(gone.body.error).toBe("file_unavailable");
+    expect(gone.body).toMatchObject({ error: "file_unavailable", reason: "expired" });
     await t.request().get(`/api/v1/export-history/${id}/download`).expect(401);
     const canceled = await buildAccount(t.ctx.db, { status: "canceled" });
     await t.request().get(`/api/v1/export-history/${id}/download`).set(canceled.auth).expect(403);
@@ -261,6 +267,15 @@ describe("signed links", () => {
     const after = Date.now();
     const { url, expiresAt } = res.body.data as { url: string; expiresAt: string };
     expect(url).toMatch(/^https:\/\/leads\.example\.test\/api\/v1\/files\/[\w.-]+$/);
+    expect(res.body.data).toMatchObject({
+      downloadUrl: url,
+      expiresInSeconds: 900,
+      fileName: "leads-main-2026-11-22.csv",
+      fileType: "csv",
+      fileSize: entries[0]!.fileSize,
+      leadCount: 2,
+      fileExpiresAt: entries[0]!.expiresAt.toISOString(),
+    });
     // 15 minutes from when the service answered (between before and after), in whole seconds.
     expect(Date.parse(expiresAt) - before).toBeGreaterThan(14 * 60_000);
     expect(Date.parse(expiresAt) - after).toBeLessThanOrEqual(15 * 60_000);
@@ -282,7 +297,7 @@ describe("signed links", () => {
       expiresAt: new Date(Date.now() - 1000),
     });
     const late = await t.request().get(`/api/v1/files/${expired}`).expect(410);
-    expect(late.body.error).toBe("file_unavailable");
+    expect(late.body).toMatchObject({ error: "file_unavailable", reason: "link_expired" });
 
     const valid = await t
       .request()
@@ -319,6 +334,8 @@ describe("signed links", () => {
     await moveInTime(id, new Date(Date.now() - 90 * DAY_MS + 5 * 60_000), new Date(Date.now() + 5 * 60_000));
     const link = await t.request().get(`/api/v1/export-history/${id}/download-url`).set(auth).expect(200);
     expect(Date.parse(link.body.data.expiresAt)).toBeLessThanOrEqual(Date.now() + 5 * 60_000);
+    expect(link.body.data.expiresInSeconds).toBeLessThanOrEqual(300);
+    expect(link.body.data.expiresInSeconds).toBeGreaterThan(290);
     await t.request().get(pathOf(link.body.data.url)).expect(200);
     // The file expires while the link would still be valid.
     await moveInTime(id, new Date(Date.now() - 90 * DAY_MS), new Date(Date.now() - 1000));
@@ -328,9 +345,9 @@ describe("signed links", () => {
       expiresAt: new Date(Date.now() + 600_000),
     });
     const gone = await t.request().get(`/api/v1/files/${future}`).expect(410);
-    expect(gone.body.error).toBe("file_unavailable");
+    expect(gone.body).toMatchObject({ error: "file_unavailable", reason: "expired" });
     const noLink = await t.request().get(`/api/v1/export-history/${id}/download-url`).set(auth).expect(410);
-    expect(noLink.body.error).toBe("file_unavailable");
+    expect(noLink.body).toMatchObject({ error: "file_unavailable", reason: "expired" });
   });
 
   it("download-url answers 404 for another account's entry, 401 and 403", async () => {

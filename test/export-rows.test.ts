@@ -62,6 +62,30 @@ const TRICKY: LeadInput[] = [
     social_profiles: JSON.stringify({ facebook: "https://facebook.com/acme", x: "=y" }),
   },
   { ai_category_estimation: null, last_buying_signal: null, last_updated: null },
+  {
+    registration_date: "2004-02-29",
+    redirect: true,
+    time_scraped: new Date("2026-10-31T23:59:59.001Z"),
+    address_full: "1 Main St,\nAustin, TX",
+    address_source: "schema_org",
+    email_primary_mx: "google.com",
+    email_domain_mx: "secureserver.net",
+    email_security: ["spf", "dkim"],
+    founder_emails: ["ann@example.com", "=bo@example.com"],
+    founder_phones: ["+1 512 555 0101"],
+    latitude: -33.123456789,
+    longitude: 0.1 + 0.2,
+    area_served: '"Greater" Austin',
+    offers: "-10% today",
+    slogan: "@home",
+    logo_url: "https://example.com/logo.png",
+    platform: "WordPress",
+    ad_pixels: "Meta Pixel, Google Ads",
+    open_positions: 0,
+    rating_value: 4.75,
+    duns: "012345678",
+  },
+  { redirect: false, email_security: [], founder_emails: [], latitude: 90, open_positions: null },
 ];
 
 async function buildTrickyLeads(): Promise<number[]> {
@@ -231,9 +255,9 @@ describe("CSV lines rendered by the database (COPY)", () => {
       const written = await writeExportFiles(storage, { accountId: 1, rows, totalCount: ids.length, format });
       return Promise.all(written.files.map(async (file) => text((await storage.get(file.storageKey))!)));
     };
-    // Batches of 5 lines straddle the parts (3, 3, 2, 2, 2 leads).
+    // Batches of 5 lines straddle the parts (3, 3, 3, 3, 2 leads).
     const lines = await findCsvLines(t.ctx.db, ids, columns);
-    const copied = await filesOf([lines.slice(0, 5), lines.slice(5, 10), lines.slice(10, 12)]);
+    const copied = await filesOf([lines.slice(0, 5), lines.slice(5, 10), lines.slice(10, 14)]);
     const rowFiles = await filesOf([await findExportRows(t.ctx.db, ids, columns, "text")]);
     expect(copied).toHaveLength(6);
     expect(copied).toEqual(rowFiles);

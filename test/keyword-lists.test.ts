@@ -119,7 +119,7 @@ describe("GET /keyword-lists", () => {
 });
 
 describe("PUT /keyword-lists/{id}", () => {
-  it("replaces every field; an absent sourceCategories becomes null", async () => {
+  it("with name, type and keywords replaces every field; an absent sourceCategories becomes null", async () => {
     const { auth } = await buildAccount(t.ctx.db);
     const created = await createList(auth, { ...validList, sourceCategories: ["Plumbing"] });
     const res = await t
@@ -139,15 +139,47 @@ describe("PUT /keyword-lists/{id}", () => {
     expect(await listsOf(auth)).toEqual([res.body.data]);
   });
 
+  it.each([
+    ["only keywords", { keywords: [" duct ", "Duct", "vent"] }, { keywords: ["duct", "vent"] }],
+    ["only the name", { name: "  Renamed  " }, { name: "Renamed" }],
+    ["only the type", { type: "negative" }, { type: "negative" }],
+    ["sourceCategories null", { sourceCategories: null }, { sourceCategories: null }],
+    ["sourceCategories", { sourceCategories: [" HVAC ", ""] }, { sourceCategories: ["HVAC"] }],
+    [
+      "name and keywords",
+      { name: "Both", keywords: ["a"], color: "ignored" },
+      { name: "Both", keywords: ["a"] },
+    ],
+  ])("changes only the fields sent: %s", async (_label, body, changed) => {
+    const { auth } = await buildAccount(t.ctx.db);
+    const created = await createList(auth, { ...validList, sourceCategories: ["Plumbing"] });
+    const res = await t.request().put(`/api/v1/keyword-lists/${created.id}`).set(auth).send(body).expect(200);
+    const expected = {
+      ...created,
+      name: "Trades",
+      type: "positive",
+      keywords: ["plumb", "roof"],
+      sourceCategories: ["Plumbing"],
+      ...changed,
+    };
+    expect(res.body.data).toEqual(expected);
+    expect(await listsOf(auth)).toEqual([expected]);
+  });
+
   it("refuses bad input with 400 and leaves the list unchanged", async () => {
     const { auth } = await buildAccount(t.ctx.db);
     const created = await createList(auth);
-    for (const body of [
-      { name: "x", type: "positive", keywords: [] },
-      { name: "x", type: "positive", keywords: ["  "] },
-      { name: "x", keywords: ["a"] },
-      { ...validList, name: " " },
-    ]) {
+    for (const [body, path] of [
+      [{ name: "x", type: "positive", keywords: [] }, ["body", "keywords"]],
+      [{ name: "x", type: "positive", keywords: ["  "] }, ["body", "keywords"]],
+      [{ keywords: ["  "] }, ["body", "keywords"]],
+      [{ ...validList, name: " " }, ["body", "name"]],
+      [{ name: "n".repeat(256) }, ["body", "name"]],
+      [{ type: "neutral" }, ["body", "type"]],
+      [{ keywords: "plumb" }, ["body", "keywords"]],
+      [{}, ["body"]],
+      [{ color: "red", id: 5 }, ["body"]],
+    ] as const) {
       const res = await t
         .request()
         .put(`/api/v1/keyword-lists/${created.id}`)
@@ -155,6 +187,7 @@ describe("PUT /keyword-lists/{id}", () => {
         .send(body)
         .expect(400);
       expect(res.body.error).toBe("validation_error");
+      expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     }
     expect((await listsOf(auth))[0]).toMatchObject({ name: "Trades", keywords: ["plumb", "roof"] });
   });

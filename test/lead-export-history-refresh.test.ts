@@ -291,6 +291,15 @@ describe("changed fields", () => {
       socialProfiles: { facebook: "https://facebook.com/a" },
       crawledUrl: "https://crawled.example",
       description: "Pipes.",
+      latitude: 30.25,
+      redirect: false,
+      registrationDate: "2019-02-03",
+      timeScraped: "2026-10-01T00:00:00Z",
+      websiteEmailSecurity: ["spf"],
+      founderEmails: ["ann@example.com"],
+      openPositions: 2,
+      duns: "123456789",
+      platform: "Wix",
     };
     const a = await accountWithLeads(2);
     await importLeadRecords(t.ctx.db, [record(a.external[0]!, full), record(a.external[1]!, full)]);
@@ -317,6 +326,15 @@ describe("changed fields", () => {
         founders: ["Ann Lee", "Bo Park"],
         socialProfiles: { facebook: "https://facebook.com/b" },
         lastUpdated: "2026-11-20T00:00:00.123Z",
+        latitude: 30.26,
+        redirect: true,
+        registrationDate: "2019-02-04",
+        timeScraped: "2026-10-01T00:00:00.001Z",
+        websiteEmailSecurity: ["spf", "dmarc"],
+        founderEmails: ["bo@example.com"],
+        openPositions: null,
+        duns: "987654321",
+        platform: null,
       }),
       // Lead 1: the same values written again, and a date a microsecond later (the API shows ms).
       record(a.external[1]!, { ...full, lastUpdated: "2026-10-01T00:00:00.0000001Z" }),
@@ -334,6 +352,15 @@ describe("changed fields", () => {
         "wPhoneTotal",
         "wStars",
         "wIsChain",
+        "wGeoLat",
+        "wRedirectYn",
+        "wProfileDate",
+        "wTimeScraped",
+        "wEmailSecurity",
+        "wFounderEmail",
+        "wOpenPositions",
+        "wDuns",
+        "wPlatform",
       ]),
     );
     expect(out.results[1]!.changedFields).toEqual(expected(1));
@@ -363,6 +390,70 @@ describe("entries holding a copied older snapshot", () => {
       .where("account_id", "=", a.accountId)
       .execute();
     expect(rows.every((r) => r.lead_snapshot === null && r.lead_version !== null)).toBe(true);
+  });
+});
+
+describe("entries holding a copied snapshot with the new fields", () => {
+  it("re-export them under the real service's sourceField keys; keys the copy lacks are empty", async () => {
+    const { accountId, auth } = await buildAccount(t.ctx.db);
+    const copied = await buildHistoryEntry(t.ctx.db, accountId, {
+      snapshot: {
+        wCompanyName: "Copied",
+        wGeoLat: 30.5,
+        wRedirectYn: true,
+        wFounderEmail: ["ann@example.com", "bo@example.com"],
+        wProfileDate: "2019-02-03",
+        wTimeScraped: "2026-10-01T12:00:00.000Z",
+        // An older copy in camelCase keys is read too.
+        openPositions: 3,
+      },
+    });
+    const bare = await buildHistoryEntry(t.ctx.db, accountId, { snapshot: { wCompanyName: "Bare" } });
+    const format = await t
+      .request()
+      .post("/api/v1/export-formats")
+      .set(auth)
+      .send({
+        name: "Real keys",
+        fileType: "csv",
+        fieldMappings: [
+          ["wCompanyName", "Company"],
+          ["wGeoLat", "Latitude"],
+          ["wRedirectYn", "Redirect"],
+          ["wFounderEmail", "Founder Emails"],
+          ["wProfileDate", "Registration Date"],
+          ["wTimeScraped", "Time Scraped"],
+          ["wOpenPositions", "Jobs"],
+          ["wEmailSecurity", "Security"],
+        ].map(([sourceField, exportName]) => ({ sourceField, exportName, type: "field" })),
+      })
+      .expect(201);
+    const res = await post("/re-export", auth, {
+      trackingIds: [copied.id, bare.id],
+      formatId: format.body.data.id,
+    }).expect(200);
+    expect(csvRows(res.text)).toEqual([
+      {
+        Company: "Copied",
+        Latitude: "30.5",
+        Redirect: "true",
+        "Founder Emails": "ann@example.com; bo@example.com",
+        "Registration Date": "2019-02-03",
+        "Time Scraped": "2026-10-01T12:00:00.000Z",
+        Jobs: "3",
+        Security: "",
+      },
+      {
+        Company: "Bare",
+        Latitude: "",
+        Redirect: "",
+        "Founder Emails": "",
+        "Registration Date": "",
+        "Time Scraped": "",
+        Jobs: "",
+        Security: "",
+      },
+    ]);
   });
 });
 

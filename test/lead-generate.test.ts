@@ -69,6 +69,70 @@ describe("generateLeads", () => {
     }
   });
 
+  it("gives the site facts at plausible rates and values", () => {
+    const share = (test: (l: (typeof leads)[number]) => boolean) => leads.filter(test).length / leads.length;
+    const between = (test: (l: (typeof leads)[number]) => boolean, low: number, high: number) => {
+      const found = share(test);
+      expect(found).toBeGreaterThan(low);
+      expect(found).toBeLessThan(high);
+    };
+    between((l) => l.duns !== null, 0.04, 0.12);
+    between((l) => l.redirect === true, 0.06, 0.15);
+    between((l) => l.redirect === null, 0.05, 0.2); // no site
+    between((l) => l.openPositions !== null, 0.08, 0.2);
+    between((l) => l.platform !== null, 0.6, 0.85);
+    between((l) => l.websiteEmailProvider === "google.com", 0.25, 0.45);
+    between((l) => (l.founderEmails ?? []).length > 0, 0.03, 0.12);
+    between((l) => l.latitude !== null, 0.85, 0.99);
+    for (const lead of leads) {
+      expect(lead.latitude === null).toBe(lead.longitude === null);
+      if (lead.redirect === null) expect(lead.registeredUrl).toBeNull();
+      if (lead.timeScraped) {
+        const at = Date.parse(lead.timeScraped);
+        expect(at).toBeLessThanOrEqual(Date.UTC(2026, 10, 1));
+        expect(at).toBeGreaterThan(Date.UTC(2026, 10, 1) - 60 * 86_400_000);
+      }
+      if (lead.registrationDate) expect(lead.registrationDate <= "2026-11-01").toBe(true);
+      for (const item of lead.websiteEmailSecurity ?? []) {
+        expect(["spf", "dkim", "dmarc", "bimi", "none"]).toContain(item);
+      }
+      if (lead.duns) expect(lead.duns).toMatch(/^\d{9}$/);
+      if (lead.ratingValue !== null) expect(lead.ratingValue).toBeLessThanOrEqual(5);
+      if (lead.founderEmails?.length) expect(lead.founders?.length).toBeGreaterThan(0);
+    }
+    const providers = new Set(leads.map((l) => l.emailPrimaryProvider));
+    for (const p of ["google.com", "outlook.com", "secureserver.net", "yahoodns.net", null]) {
+      expect(providers.has(p)).toBe(true);
+    }
+    expect(new Set(leads.map((l) => l.bookingOpsCrmSoftware)).size).toBeGreaterThan(20);
+  });
+
+  it("puts each lead's coordinates inside its state, near its city", () => {
+    const states = new Map(STATES.map((s) => [s.code, s]));
+    for (const lead of leads) {
+      if (lead.latitude == null || lead.longitude == null) continue;
+      const state = states.get(lead.state as string)!;
+      expect(lead.latitude).toBeGreaterThanOrEqual(state.bounds.south);
+      expect(lead.latitude).toBeLessThanOrEqual(state.bounds.north);
+      expect(lead.longitude).toBeGreaterThanOrEqual(state.bounds.west);
+      expect(lead.longitude).toBeLessThanOrEqual(state.bounds.east);
+      if (lead.city) {
+        const city = state.cities.find((c) => c.name === lead.city)!;
+        expect(Math.abs(lead.latitude - city.latitude)).toBeLessThanOrEqual(0.04);
+        expect(Math.abs(lead.longitude - city.longitude)).toBeLessThanOrEqual(0.04);
+      }
+    }
+    // Every city centre of the word lists lies inside its state's box.
+    for (const state of STATES) {
+      for (const city of state.cities) {
+        expect(city.latitude, city.name).toBeGreaterThan(state.bounds.south + 0.04);
+        expect(city.latitude, city.name).toBeLessThan(state.bounds.north - 0.04);
+        expect(city.longitude, city.name).toBeGreaterThan(state.bounds.west + 0.04);
+        expect(city.longitude, city.name).toBeLessThan(state.bounds.east - 0.04);
+      }
+    }
+  });
+
   it("dates buying signals within the 18 months before the reference date", () => {
     const reference = Date.UTC(2026, 10, 1);
     for (const lead of leads) {
@@ -106,11 +170,17 @@ describe("npm run admin -- generate-leads", () => {
     expect(count.rows[0]?.n).toBe(310);
     const stored = await database.db
       .selectFrom("leads")
-      .select(["company_name", "state"])
+      .select(["company_name", "state", "latitude", "email_security", "platform"])
       .where("external_id", "=", "gen-5-17")
       .executeTakeFirstOrThrow();
     const expected = generateLead(5, 17);
-    expect(stored).toEqual({ company_name: expected.companyName, state: expected.state });
+    expect(stored).toEqual({
+      company_name: expected.companyName,
+      state: expected.state,
+      latitude: expected.latitude,
+      email_security: expected.websiteEmailSecurity,
+      platform: expected.platform,
+    });
   });
 
   it("writes an NDJSON file with --out that import-leads reads", async () => {

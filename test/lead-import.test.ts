@@ -64,6 +64,32 @@ const FULL = {
   openingHours: "Mo-Fr 08:00-17:00",
   socialProfiles: { facebook: "https://www.facebook.com/lonestarplumbing" },
   webTechnologies: ["WordPress", "Google Analytics"],
+  registrationDate: "2009-06-15",
+  redirect: true,
+  timeScraped: "2026-10-30 14:30:00",
+  addressFull: "1200 Congress Ave, Suite 300, Austin, TX 78701",
+  addressSource: "schema_org",
+  emailPrimaryProvider: "Google.com",
+  websiteEmailProvider: "outlook.com",
+  websiteEmailSecurity: ["SPF", "dkim", "dmarc", "spf"],
+  founderEmails: ["ana@lonestarplumbing.com", "tom@lonestarplumbing.com"],
+  founderPhones: ["(512) 555-0111"],
+  latitude: 30.274665,
+  longitude: -97.74035,
+  areaServed: "Greater Austin Area",
+  offers: "Free estimates",
+  brand: "Lone Star",
+  slogan: "Done right the first time",
+  logoUrl: "https://www.lonestarplumbing.com/logo.png",
+  platform: "WordPress",
+  bookingOpsCrmSoftware: "Housecall Pro, Calendly",
+  reputationChatSoftware: "Podium",
+  marketingEmailSoftware: "Mailchimp",
+  adPixels: "Meta Pixel, Google Ads",
+  paymentFinancingSoftware: "Wisetack",
+  openPositions: 0,
+  ratingValue: 4.8,
+  duns: "12-345-6789",
 };
 
 /** The row FULL must become. */
@@ -108,11 +134,38 @@ const FULL_ROW = {
   opening_hours: "Mo-Fr 08:00-17:00",
   social_profiles: { facebook: "https://www.facebook.com/lonestarplumbing" },
   web_technologies: ["WordPress", "Google Analytics"],
+  registration_date: "2009-06-15",
+  redirect: true,
+  time_scraped: new Date("2026-10-30T14:30:00Z"),
+  address_full: "1200 Congress Ave, Suite 300, Austin, TX 78701",
+  address_source: "schema_org",
+  email_primary_mx: "google.com",
+  email_domain_mx: "outlook.com",
+  email_security: ["spf", "dkim", "dmarc"],
+  founder_emails: ["ana@lonestarplumbing.com", "tom@lonestarplumbing.com"],
+  founder_phones: ["(512) 555-0111"],
+  latitude: 30.274665,
+  longitude: -97.74035,
+  area_served: "Greater Austin Area",
+  offers: "Free estimates",
+  brand: "Lone Star",
+  slogan: "Done right the first time",
+  logo_url: "https://www.lonestarplumbing.com/logo.png",
+  platform: "WordPress",
+  booking_ops_crm_software: "Housecall Pro, Calendly",
+  reputation_chat_software: "Podium",
+  marketing_email_software: "Mailchimp",
+  ad_pixels: "Meta Pixel, Google Ads",
+  payment_financing_software: "Wisetack",
+  open_positions: 0,
+  rating_value: 4.8,
+  duns: "123456789",
 };
 
 async function leadRows() {
   const rows = await sql<Record<string, unknown>>`
-    select *, founded_date::text as founded_date from leads order by id`.execute(database.db);
+    select *, founded_date::text as founded_date, registration_date::text as registration_date
+    from leads order by id`.execute(database.db);
   return rows.rows;
 }
 
@@ -150,6 +203,19 @@ describe("NDJSON import", () => {
     );
   });
 
+  it("moves the buying signal when the full address gets a new value", async () => {
+    await importLeadRecords(database.db, [
+      { id: "fa", addressFull: "1 Main St, Austin, TX 78701", phone: "512" },
+    ]);
+    await importLeadRecords(database.db, [
+      { id: "fa", addressFull: "9 Oak St, Austin, TX 78701", phone: "512" },
+    ]);
+    expect((await leadRows())[0]).toMatchObject({ buying_signal_type: ["Full Address"] });
+    // Removed: the signal stays.
+    await importLeadRecords(database.db, [{ id: "fa", phone: "512" }]);
+    expect((await leadRows())[0]).toMatchObject({ buying_signal_type: ["Full Address"], address_full: null });
+  });
+
   it("inserts rows without id as new leads every time", async () => {
     const file = files.write("noid.ndjson", ndjson([{ companyName: "A" }, { companyName: "B" }]));
     expect(await importLeadFile(database.db, file)).toMatchObject({ imported: 2, updated: 0 });
@@ -184,11 +250,15 @@ describe("NDJSON import", () => {
       JSON.stringify({ id: "bad-date", lastBuyingSignal: "yesterday", foundedDate: "2026-02-30" }), // 9
       JSON.stringify({ id: "bad-email", email: "not-an-email", zip: "7870" }), // 10
       JSON.stringify({ id: "ok-2", stars: 0, reviewCount: 0 }), // 11
+      JSON.stringify({ id: "bad-geo", latitude: 91, longitude: "-97.7", ratingValue: 5.5 }), // 12
+      JSON.stringify({ id: "bad-site", redirect: "yes", registrationDate: "2026-13-01", timeScraped: "now" }), // 13
+      JSON.stringify({ id: "bad-founder", founderEmails: ["ann@x.com", "nope"], founderPhones: "512" }), // 14
+      JSON.stringify({ id: "bad-count", openPositions: -1, duns: "1234", websiteEmailSecurity: "spf" }), // 15
     ];
     const result = await importLeadFile(database.db, files.write("bad.ndjson", lines.join("\r\n")));
     expect(result.imported).toBe(2);
-    expect(result.rejected).toBe(8);
-    expect(result.errors.map((e) => e.line)).toEqual([2, 4, 5, 6, 7, 8, 9, 10]);
+    expect(result.rejected).toBe(12);
+    expect(result.errors.map((e) => e.line)).toEqual([2, 4, 5, 6, 7, 8, 9, 10, 12, 13, 14, 15]);
     const byLine = new Map(result.errors.map((e) => [e.line, e.message]));
     expect(byLine.get(2)).toMatch(/^invalid JSON/);
     expect(byLine.get(4)).toBe("stars must be a number from 0 to 5");
@@ -200,6 +270,22 @@ describe("NDJSON import", () => {
       /lastBuyingSignal must be an ISO 8601 date-time.*foundedDate must be a date/,
     );
     expect(byLine.get(10)).toMatch(/email must be an e-mail address.*zip must be a 5-digit ZIP/);
+    expect(byLine.get(12)).toBe(
+      "latitude must be a number from -90 to 90; longitude must be a number from -180 to 180; " +
+        "ratingValue must be a number from 0 to 5",
+    );
+    expect(byLine.get(13)).toBe(
+      "redirect must be true or false; registrationDate must be a date YYYY-MM-DD; " +
+        "timeScraped must be an ISO 8601 date-time, for example 2026-03-01T12:00:00Z",
+    );
+    expect(byLine.get(14)).toBe(
+      "founderEmails must hold e-mail addresses only; founderPhones must be an array of strings",
+    );
+    expect(byLine.get(15)).toBe(
+      "openPositions must be a whole number of at least 0; " +
+        "duns must be a 9-digit D-U-N-S number, for example 12-345-6789; " +
+        "websiteEmailSecurity must be an array of strings",
+    );
     expect((await leadRows()).map((r) => r.external_id)).toEqual(["ok-1", "ok-2"]);
   });
 
@@ -362,6 +448,76 @@ describe("CSV import", () => {
       phone: "(512) 555-0100",
       state: "CA",
       stars: null,
+    });
+  });
+
+  it("reads the new fields under the real service's names, in their CSV forms", async () => {
+    const header = [
+      "wId",
+      "wProfileDate",
+      "wRedirectYn",
+      "wTimeScraped",
+      "wEmailPrimaryMx",
+      "wEmailDomainMx",
+      "wEmailSecurity",
+      "wFounderEmail",
+      "wFounderPhone",
+      "wGeoLat",
+      "wGeoLong",
+      "wOpenPositions",
+      "wRatingValue",
+      "wDuns",
+      "wAddressFull",
+      "wPlatform",
+    ].join(",");
+    const rows = [
+      'n1,2019-02-03,Yes,2026-09-01 14:30:00,GOOGLE.COM,outlook.com,spf;DMARC,"a@x.com|b@x.com",(512) 555-0101,30.25,-97.75,3,4.5,123456789,"1 Main St, Austin, TX",Wix',
+      "n2,,no,,,,[],,,,,0,,,,",
+      "n3,2019-02-30,maybe,yesterday,,,,x@,,95,-200,1.5,6,12345,,", // line 4: every problem
+    ];
+    const file = files.write("new-fields.csv", `${header}\n${rows.join("\n")}\n`);
+    const result = await importLeadFile(database.db, file);
+    expect(result).toMatchObject({ imported: 2, rejected: 1 });
+    expect(result.errors).toEqual([
+      {
+        line: 4,
+        message:
+          // Named by the API's field names, whatever the header called them.
+          "registrationDate must be a date YYYY-MM-DD; redirect must be true or false; " +
+          "timeScraped must be an ISO 8601 date-time, for example 2026-03-01T12:00:00Z; " +
+          "founderEmails must hold e-mail addresses only; latitude must be a number from -90 to 90; " +
+          "longitude must be a number from -180 to 180; openPositions must be a whole number of at least 0; " +
+          "ratingValue must be a number from 0 to 5; duns must be a 9-digit D-U-N-S number, for example 12-345-6789",
+      },
+    ]);
+    const [n1, n2] = await leadRows();
+    expect(n1).toMatchObject({
+      external_id: "n1",
+      registration_date: "2019-02-03",
+      redirect: true,
+      time_scraped: new Date("2026-09-01T14:30:00Z"),
+      email_primary_mx: "google.com",
+      email_domain_mx: "outlook.com",
+      email_security: ["spf", "dmarc"],
+      founder_emails: ["a@x.com", "b@x.com"],
+      founder_phones: ["(512) 555-0101"],
+      latitude: 30.25,
+      longitude: -97.75,
+      open_positions: 3,
+      rating_value: 4.5,
+      duns: "123456789",
+      address_full: "1 Main St, Austin, TX",
+      platform: "Wix",
+    });
+    expect(n2).toMatchObject({
+      external_id: "n2",
+      registration_date: null,
+      redirect: false,
+      email_security: [],
+      founder_emails: [],
+      latitude: null,
+      open_positions: 0,
+      duns: null,
     });
   });
 

@@ -46,6 +46,32 @@ const full: LeadRecord = {
   openingHours: "Mo-Fr 08:00-17:00",
   socialProfiles: { facebook: "https://facebook.com/lonestar" },
   webTechnologies: ["WordPress"],
+  registrationDate: "2019-02-03",
+  redirect: true,
+  timeScraped: new Date("2026-10-20T08:09:10.456Z"),
+  addressFull: "1200 Congress Ave, Austin, TX 78701",
+  addressSource: "schema_org",
+  emailPrimaryProvider: "google.com",
+  websiteEmailProvider: "outlook.com",
+  websiteEmailSecurity: ["spf", "dmarc"],
+  founderEmails: ["ann@lonestar.example"],
+  founderPhones: ["(512) 555-0111"],
+  latitude: 30.2747,
+  longitude: -97.7404,
+  areaServed: "Greater Austin Area",
+  offers: "Free estimates",
+  brand: "Lone Star",
+  slogan: "Done right the first time",
+  logoUrl: "https://lonestar.example/logo.png",
+  platform: "WordPress",
+  bookingOpsCrmSoftware: "Housecall Pro, Calendly",
+  reputationChatSoftware: "Podium",
+  marketingEmailSoftware: "Mailchimp",
+  adPixels: "Meta Pixel, Google Ads",
+  paymentFinancingSoftware: "Wisetack",
+  openPositions: 0,
+  ratingValue: 4.8,
+  duns: "123456789",
 };
 
 const sparse: LeadRecord = {
@@ -58,6 +84,15 @@ const sparse: LeadRecord = {
   lastBuyingSignal: null,
   lastUpdated: null,
   isChain: null,
+  registrationDate: null,
+  redirect: null,
+  timeScraped: null,
+  websiteEmailSecurity: [],
+  founderEmails: [],
+  latitude: null,
+  openPositions: null,
+  ratingValue: null,
+  duns: null,
 };
 
 describe("toLeadSnapshot", () => {
@@ -69,5 +104,27 @@ describe("toLeadSnapshot", () => {
     const snapshot = toLeadSnapshot(lead);
     expect(Object.keys(snapshot)).toEqual(LEAD_FIELDS.map((f) => f.alias));
     for (const field of LEAD_FIELDS) expect(snapshot[field.alias]).toEqual(api[field.name] ?? null);
+  });
+
+  it("holds the new fields under their database-style names", () => {
+    expect(toLeadSnapshot(full)).toMatchObject({
+      wProfileDate: "2019-02-03",
+      wRedirectYn: true,
+      wTimeScraped: "2026-10-20T08:09:10.456Z",
+      wEmailPrimaryMx: "google.com",
+      wEmailDomainMx: "outlook.com",
+      wEmailSecurity: ["spf", "dmarc"],
+      wFounderEmail: ["ann@lonestar.example"],
+      wFounderPhone: ["(512) 555-0111"],
+      wGeoLat: 30.2747,
+      wGeoLong: -97.7404,
+      wOpenPositions: 0,
+      wRatingValue: 4.8,
+      wDuns: "123456789",
+      wAddress: "1200 Congress Ave",
+      wWebsite: "https://lonestar.example",
+      wPhoneTotal: 2,
+      wDatabaseType: "other",
+    });
   });
 });

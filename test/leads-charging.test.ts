@@ -228,6 +228,173 @@ describe("GET /leads charging", () => {
   });
 });
 
+describe("GET /leads cost controls: maxCredits, maxResults, excludePurchased", () => {
+  /** Six leads in id order, of which the account already received leads 1 and 3. */
+  async function sixLeads(monthlyCredits: number) {
+    const account = await buildAccount(t.ctx.db, { monthlyCredits });
+    const a = uniqueWord();
+    const leadIds = await buildLeads(t.ctx.db, 6, (i) => ({ company_name: `${a} ${i}` }));
+    await markReceived(t.ctx.db, account.accountId, [leadIds[1]!, leadIds[3]!]);
+    return { ...account, a, leadIds };
+  }
+
+  it("maxCredits: new leads first, cut to maxCredits; received leads fill the page free; echoed", async () => {
+    const { accountId, auth, a, leadIds } = await sixLeads(100);
+    const before = await historyOf(accountId);
+    const res = await search(auth, { positiveKeywords: a, maxCredits: 2 }).expect(200);
+    // maxCredits (not the balance) cut the new leads: no X-Credits-Capped.
+    expect(res.headers["x-credits-capped"]).toBeUndefined();
+    expect(ids(res)).toEqual([leadIds[0], leadIds[2], leadIds[1], leadIds[3]]);
+    expect(res.body.data).toMatchObject({
+      pagination: { page: 1, limit: 100, total: 4, pages: 1 },
+      creditsUsed: 2,
+      creditsRemaining: 98,
+      maxCredits: 2,
+    });
+    expect(res.body.data.maxResults).toBeUndefined();
+    expect(await chargedTenths(accountId)).toBe(20);
+    expect(await creditsOf(auth)).toBe(98);
+    // Every returned lead is recorded: the two new ones added, the two received ones refreshed.
+    const after = await historyOf(accountId);
+    expect(after.map((e) => e.lead_id)).toEqual([leadIds[0], leadIds[1], leadIds[2], leadIds[3]]);
+    for (const e of after.filter((e) => e.lead_id === leadIds[1] || e.lead_id === leadIds[3])) {
+      expect(e.export_method).toBe("api");
+      expect(e.exported_at.getTime()).toBeGreaterThan(before[0]!.exported_at.getTime());
+    }
+  });
+
+  it("maxCredits=0: only leads the account already has, free", async () => {
+    const { accountId, auth, a, leadIds } = await sixLeads(100);
+    const res = await search(auth, { positiveKeywords: a, maxCredits: 0 }).expect(200);
+    expect(res.headers["x-credits-capped"]).toBeUndefined();
+    expect(ids(res)).toEqual([leadIds[1], leadIds[3]]);
+    expect(res.body.data).toMatchObject({ pagination: { total: 2 }, creditsUsed: 0, maxCredits: 0 });
+    expect(await chargedTenths(accountId)).toBe(0);
+    expect((await historyOf(accountId)).map((e) => e.lead_id)).toEqual([leadIds[1], leadIds[3]]);
+  });
+
+  it("maxResults: the page, new leads first, is cut to maxResults; only what is returned is charged and recorded", async () => {
+    const { accountId, auth, a, leadIds } = await sixLeads(100);
+    const res = await search(auth, { positiveKeywords: a, maxResults: 3 }).expect(200);
+    expect(ids(res)).toEqual([leadIds[0], leadIds[2], leadIds[4]]);
+    expect(res.body.data).toMatchObject({
+      pagination: { page: 1, limit: 100, total: 6, pages: 1 },
+      creditsUsed: 3,
+      creditsRemaining: 97,
+      maxResults: 3,
+    });
+    expect(res.body.data.maxCredits).toBeUndefined();
+    expect(await chargedTenths(accountId)).toBe(30);
+    // The received leads 1 and 3 were not returned: their entries are untouched.
+    const history = await historyOf(accountId);
+    expect(history.map((e) => e.lead_id)).toEqual([
+      leadIds[0],
+      leadIds[1],
+      leadIds[2],
+      leadIds[3],
+      leadIds[4],
+    ]);
+    for (const e of history.filter((e) => e.lead_id === leadIds[1] || e.lead_id === leadIds[3])) {
+      expect(e.export_method).toBe("dashboard");
+    }
+  });
+
+  it("maxResults and maxCredits together: new leads up to maxCredits, received ones after, then the cut", async () => {
+    const { accountId, auth, a, leadIds } = await sixLeads(100);
+    const res = await search(auth, { positiveKeywords: a, maxCredits: 1, maxResults: 2 }).expect(200);
+    expect(ids(res)).toEqual([leadIds[0], leadIds[1]]);
+    expect(res.body.data).toMatchObject({
+      pagination: { total: 3 },
+      creditsUsed: 1,
+      maxCredits: 1,
+      maxResults: 2,
+    });
+    expect(await chargedTenths(accountId)).toBe(10);
+  });
+
+  it("pages: each page is cut from the list (new leads first); maxResults trims that page only", async () => {
+    const { accountId, auth, a, leadIds } = await sixLeads(100);
+    // The list: new leads 0, 2, 4 (maxCredits 3), then received 1, 3. Page 2 of 2: [4, 1].
+    const page2 = await search(auth, { positiveKeywords: a, maxCredits: 3, limit: 2, page: 2 }).expect(200);
+    expect(ids(page2)).toEqual([leadIds[4], leadIds[1]]);
+    expect(page2.body.data).toMatchObject({
+      pagination: { page: 2, limit: 2, total: 5, pages: 3 },
+      creditsUsed: 1,
+    });
+    // Lead 4 is now received: the list is new 0, 2, 5, then received 1, 3, 4. Page 2 cut to 1: [5].
+    const trimmed = await search(auth, {
+      positiveKeywords: a,
+      maxCredits: 3,
+      limit: 2,
+      page: 2,
+      maxResults: 1,
+    });
+    expect(trimmed.status).toBe(200);
+    expect(ids(trimmed)).toEqual([leadIds[5]]);
+    expect(trimmed.body.data).toMatchObject({ pagination: { total: 6, pages: 3 }, creditsUsed: 1 });
+    expect(await chargedTenths(accountId)).toBe(20);
+  });
+
+  it("X-Credits-Capped only when the balance, not maxCredits, cut new leads", async () => {
+    const { auth, a, leadIds } = await sixLeads(2);
+    // maxCredits 3 would allow 3 new leads; the balance pays for 2.
+    const capped = await search(auth, { positiveKeywords: a, maxCredits: 3, maxResults: 10 }).expect(200);
+    expect(capped.headers["x-credits-capped"]).toBe("true");
+    expect(ids(capped)).toEqual([leadIds[0], leadIds[2], leadIds[1], leadIds[3]]);
+    expect(capped.body.data).toMatchObject({ creditsUsed: 2, creditsRemaining: 0, pagination: { total: 4 } });
+    // maxCredits 0 asks for no new lead: not capped by the balance (now 0).
+    const free = await search(auth, { positiveKeywords: a, maxCredits: 0 }).expect(200);
+    expect(free.headers["x-credits-capped"]).toBeUndefined();
+    // Without maxCredits the empty balance cuts every new lead: capped.
+    const broke = await search(auth, { positiveKeywords: a, maxResults: 10 }).expect(200);
+    expect(broke.headers["x-credits-capped"]).toBe("true");
+    expect(ids(broke)).toEqual([leadIds[0], leadIds[1], leadIds[2], leadIds[3]]);
+    expect(broke.body.data).toMatchObject({ creditsUsed: 0, creditsRemaining: 0 });
+  });
+
+  it("without maxCredits and maxResults new and received leads stay mixed in sort order", async () => {
+    const { auth, a, leadIds } = await sixLeads(100);
+    const res = await search(auth, { positiveKeywords: a }).expect(200);
+    expect(ids(res)).toEqual(leadIds);
+    expect(res.body.data).toMatchObject({ creditsUsed: 4 });
+    expect(res.body.data.maxCredits).toBeUndefined();
+  });
+
+  it("excludePurchased=true: received leads are left out before paging, on GET /leads too", async () => {
+    const { accountId, auth, a, leadIds } = await sixLeads(100);
+    const res = await search(auth, { positiveKeywords: a, excludePurchased: "true", limit: 3 }).expect(200);
+    expect(ids(res)).toEqual([leadIds[0], leadIds[2], leadIds[4]]);
+    expect(res.body.data).toMatchObject({ pagination: { total: 4, pages: 2 }, creditsUsed: 3 });
+    const capped = await search(auth, {
+      positiveKeywords: a,
+      excludePurchased: "true",
+      maxCredits: 1,
+    }).expect(200);
+    expect(ids(capped)).toEqual([leadIds[5]]);
+    expect(capped.body.data).toMatchObject({ pagination: { total: 1 }, creditsUsed: 1 });
+    expect(await chargedTenths(accountId)).toBe(40);
+    // false is the default: every match.
+    const all = await search(auth, { positiveKeywords: a, excludePurchased: "false" }).expect(200);
+    expect(ids(all)).toEqual(leadIds);
+    expect(all.body.data.creditsUsed).toBe(0);
+  });
+
+  it("another account's received leads are new for this one: ordered and charged as new", async () => {
+    const one = await buildAccount(t.ctx.db, { monthlyCredits: 10 });
+    const two = await buildAccount(t.ctx.db, { monthlyCredits: 10 });
+    const a = uniqueWord();
+    const leadIds = await buildLeads(t.ctx.db, 3, (i) => ({ company_name: `${a} ${i}` }));
+    await markReceived(t.ctx.db, two.accountId, [leadIds[0]!]);
+    await markReceived(t.ctx.db, one.accountId, [leadIds[2]!]);
+    const res = await search(one.auth, { positiveKeywords: a, maxCredits: 1 }).expect(200);
+    expect(ids(res)).toEqual([leadIds[0], leadIds[2]]);
+    expect(res.body.data).toMatchObject({ creditsUsed: 1, creditsRemaining: 9 });
+    const mine = await search(two.auth, { positiveKeywords: a, maxCredits: 0 }).expect(200);
+    expect(ids(mine)).toEqual([leadIds[0]]);
+    expect(await chargedTenths(two.accountId)).toBe(0);
+  });
+});
+
 describe("GET /leads under concurrency", () => {
   it("two concurrent searches never spend more than the balance: the loser gets 402", async () => {
     const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 5 });

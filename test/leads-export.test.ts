@@ -23,13 +23,13 @@ const worker = useJobRunner(t);
 
 type Auth = { Authorization: string };
 
-/** POST /leads/export with a file answer kept as a Buffer. */
+/** POST /leads/export asking for the file itself (`Accept: text/csv`), kept as a Buffer. */
 function exportFile(auth: Auth, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   return t
     .request()
     .post("/api/v1/leads/export")
     .set(auth)
-    .set(headers)
+    .set({ Accept: "text/csv", ...headers })
     .send(body)
     .buffer(true)
     .parse(binary);
@@ -112,9 +112,16 @@ describe("POST /leads/export: files", () => {
   it("writes JSON and XLSX files (fileType overrides the format), read back with exceljs", async () => {
     const account = await buildAccount(t.ctx.db);
     const { word, ids } = await buildWordLeads(t.ctx.db, 3);
-    const json = await exportJson(account.auth, { positiveKeywords: [word], fileType: "json" }).expect(200);
+    // `application/json` asks for the JSON answer: the JSON file itself is `application/octet-stream`.
+    const json = await exportFile(
+      account.auth,
+      { positiveKeywords: [word], fileType: "json" },
+      { Accept: "application/octet-stream" },
+    ).expect(200);
+    expect(json.headers["content-type"]).toMatch(/^application\/json/);
     expect(json.headers["content-disposition"]).toContain(`leads-main-${today()}.json`);
-    expect((json.body as Record<string, unknown>[]).map((r) => r.id)).toEqual(newestFirst(ids));
+    const rows = JSON.parse((json.body as Buffer).toString("utf8")) as Record<string, unknown>[];
+    expect(rows.map((r) => r.id)).toEqual(newestFirst(ids));
 
     const format = await buildFormat(t.ctx.db, account.accountId, { name: "Mine", fileType: "csv" });
     const xlsx = await exportFile(account.auth, {
@@ -123,8 +130,8 @@ describe("POST /leads/export: files", () => {
       fileType: "xlsx",
     }).expect(200);
     expect(xlsx.headers["content-type"]).toMatch(/spreadsheetml/);
-    const rows = await xlsxRecords(xlsx.body as Buffer);
-    expect(rows.map((r) => r.Company)).toEqual([
+    const sheet = await xlsxRecords(xlsx.body as Buffer);
+    expect(sheet.map((r) => r.Company)).toEqual([
       `${word} Company 2`,
       `${word} Company 1`,
       `${word} Company 0`,
@@ -150,22 +157,47 @@ describe("POST /leads/export: files", () => {
     expect(csvRecords(members.get(`${base}_part3.csv`)!)).toHaveLength(5);
   });
 
-  it("with inline false answers export history ids and signed links that work without a key", async () => {
+  it("with inline false answers each file's ids, keyed path and a signed link that works without a key", async () => {
     const account = await buildAccount(t.ctx.db);
     const { word, ids } = await buildWordLeads(t.ctx.db, 4);
-    const res = await exportJson(account.auth, { positiveKeywords: [word], inline: false }).expect(200);
-    expect(res.body.data).toMatchObject({ leadCount: 4, creditsUsed: 4 });
-    const [file] = res.body.data.files as {
-      exportHistoryId: number;
-      downloadUrl: string;
-      fileName: string;
-    }[];
-    expect(file!.fileName).toBe(`leads-main-${today()}.csv`);
-    const path = new URL(file!.downloadUrl).pathname;
-    const download = await t.request().get(path).buffer(true).parse(binary).expect(200);
-    expect(idsOf(csvRecords(download.body as Buffer))).toEqual(newestFirst(ids));
+    // Whatever Accept says: `inline: false` is the JSON answer.
+    const res = await exportJson(
+      account.auth,
+      { positiveKeywords: [word], inline: false },
+      { Accept: "text/csv" },
+    ).expect(200);
+    expect(res.body.data).toMatchObject({ leadCount: 4, creditsUsed: 4, databaseType: "other" });
+    const [file] = res.body.data.files as Record<string, unknown>[];
+    expect(file).not.toHaveProperty("data");
     const entry = await t.request().get(`/api/v1/export-history`).set(account.auth).expect(200);
-    expect(entry.body.data[0].id).toBe(file!.exportHistoryId);
+    const id = entry.body.data[0].id as number;
+    expect(file).toMatchObject({
+      fileName: `leads-main-${today()}.csv`,
+      fileType: "csv",
+      leadCount: 4,
+      size: entry.body.data[0].fileSize,
+      exportId: id,
+      exportHistoryId: id,
+      downloadUrl: `/api/v1/export-history/${id}/download`,
+    });
+    expect(res.body.data.exportId).toBe(id);
+    // The keyed path needs the key; the signed link works without one.
+    await t
+      .request()
+      .get(file!.downloadUrl as string)
+      .expect(401);
+    const keyed = await t
+      .request()
+      .get(file!.downloadUrl as string)
+      .set(account.auth)
+      .buffer(true)
+      .parse(binary)
+      .expect(200);
+    expect(idsOf(csvRecords(keyed.body as Buffer))).toEqual(newestFirst(ids));
+    const path = new URL(file!.directDownloadUrl as string).pathname;
+    const download = await t.request().get(path).buffer(true).parse(binary).expect(200);
+    expect((download.body as Buffer).equals(keyed.body as Buffer)).toBe(true);
+    expect(Date.parse(file!.expiresAt as string)).toBeGreaterThan(Date.now() + 14 * 60_000);
   });
 });
 
@@ -473,7 +505,7 @@ describe("POST /leads/export: the job protocol", () => {
     const accepted = await exportJson(
       account.auth,
       { positiveKeywords: [word] },
-      { Prefer: "respond-async" },
+      { Prefer: "respond-async", Accept: "text/csv" },
     ).expect(202);
     expect(accepted.body).toMatchObject({ status: "running", kind: "api_leads_export" });
     const jobId = accepted.body.jobId as string;
@@ -512,7 +544,7 @@ describe("POST /leads/export: a worker killed mid-export", () => {
       const accepted = await exportJson(
         account.auth,
         { positiveKeywords: [word] },
-        { Prefer: "respond-async" },
+        { Prefer: "respond-async", Accept: "text/csv" },
       ).expect(202);
       jobId = accepted.body.jobId as string;
       await expect

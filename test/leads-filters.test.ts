@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../src/http/errors.js";
+import { parseDateBound } from "../src/leads/search/dates.js";
+import { phoneTermDigits } from "../src/leads/search/field-conditions.js";
 import { hasPositiveFilter, parseSearchFilters, searchFiltersToJson } from "../src/leads/search/filters.js";
+import { termParts } from "../src/leads/search/patterns.js";
 
 function problems(fn: () => unknown): { path: string[]; message: string }[] {
   try {
@@ -44,8 +47,8 @@ describe("parseSearchFilters, query form", () => {
     );
     expect(details.map((d) => d.path)).toEqual([
       ["query", "orColumns"],
-      ["query", "minStars"],
       ["query", "limit"],
+      ["query", "minStars"],
       ["query", "sortBy"],
     ]);
   });
@@ -65,7 +68,7 @@ describe("parseSearchFilters, body form", () => {
     );
     expect(f.includeTerms).toEqual({ companyName: ["b"] });
     expect(f.sortBy).toBe("companyName");
-    expect(f.minStars).toBe(4);
+    expect(f.ranges.Stars).toEqual({ min: 4, max: null });
   });
 
   it("rejects wrong types with details under the given path", () => {
@@ -99,5 +102,69 @@ describe("parseSearchFilters, body form", () => {
       "body",
     );
     expect(parseSearchFilters(searchFiltersToJson(f), "body")).toEqual(f);
+  });
+});
+
+describe("date bounds", () => {
+  const now = new Date("2026-03-31T12:00:00Z");
+  const at = (raw: string) => {
+    const bound = parseDateBound(raw, now);
+    return typeof bound === "string" ? bound : `${bound.at.toISOString()}${bound.dateOnly ? " date" : ""}`;
+  };
+  it("reads ISO dates and date-times (UTC without an offset) and relative bounds", () => {
+    expect(at("2026-09-01")).toBe("2026-09-01T00:00:00.000Z date");
+    expect(at("2026-09-01T12:30")).toBe("2026-09-01T12:30:00.000Z");
+    expect(at("2026-09-01 12:30:15.25")).toBe("2026-09-01T12:30:15.250Z");
+    expect(at("2026-09-01T12:00:00+02:00")).toBe("2026-09-01T10:00:00.000Z");
+    expect(at("2026-09-01T12:00:00-0530")).toBe("2026-09-01T17:30:00.000Z");
+    expect(at("2024-02-29")).toBe("2024-02-29T00:00:00.000Z date");
+    expect(at("rel:2h")).toBe("2026-03-31T10:00:00.000Z");
+    expect(at("REL:1w")).toBe("2026-03-24T12:00:00.000Z");
+    expect(at("rel:1m")).toBe("2026-02-28T12:00:00.000Z");
+    expect(at("rel:13m")).toBe("2025-02-28T12:00:00.000Z");
+    expect(at("rel:2y")).toBe("2024-03-31T12:00:00.000Z");
+    expect(at("rel:100000y")).toBe("0001-01-01T00:00:00.000Z");
+  });
+  it("refuses what is not a real date", () => {
+    for (const raw of [
+      "2025-02-29",
+      "2026-00-10",
+      "0000-01-01",
+      "2026-1-1",
+      "2026-09-01T25:00",
+      "rel:0d",
+      "rel:7",
+      "7d",
+      "2026-09-01T10:00+24:00",
+    ]) {
+      expect(at(raw), raw).not.toMatch(/^\d{4}-/);
+    }
+  });
+});
+
+describe("term items and parts", () => {
+  it("splits a query list at commas outside {...} objects", () => {
+    const f = parseSearchFilters(
+      '?positiveKeywords=a&emailPrimaryInclude={"v":"a,b","m":"starts"},plain,{"v":"}, {x"}',
+      "query",
+    );
+    expect(f.fieldTerms.emailPrimary!.include).toEqual([
+      { v: "a,b", m: "starts" },
+      { v: "plain", m: "contains" },
+      { v: "}, {x", m: "contains" },
+    ]);
+  });
+  it("a phone item's digits drop a leading +1 or the 1 of 11 digits", () => {
+    expect(phoneTermDigits("(512)")).toBe("512");
+    expect(phoneTermDigits("+1 512")).toBe("512");
+    expect(phoneTermDigits("1 (512) 555-0142")).toBe("5125550142");
+    expect(phoneTermDigits("15")).toBe("15");
+    expect(phoneTermDigits("ext")).toBeNull();
+  });
+  it("wildcard parts: * everywhere, spaces too in URL columns", () => {
+    expect(termParts("*auto*repair*", false)).toEqual(["auto", "repair"]);
+    expect(termParts("pool spa*repair", false)).toEqual(["pool spa", "repair"]);
+    expect(termParts("pool spa*repair", true)).toEqual(["pool", "spa", "repair"]);
+    expect(termParts("**", false)).toEqual([]);
   });
 });

@@ -28,25 +28,31 @@ interface RefLead {
   last_buying_signal: Date | null;
 }
 
-/** The words of `term` in order, anything between (the space wildcard of URL columns). */
-function wordsInOrder(text: string, term: string): boolean {
+/** The parts in order within `text`, anything between (the wildcards). */
+function partsInOrder(text: string, parts: string[]): boolean {
   let from = 0;
-  for (const word of term.split(/\s+/).filter(Boolean)) {
-    const at = text.indexOf(word, from);
+  for (const part of parts) {
+    const at = text.indexOf(part, from);
     if (at < 0) return false;
-    from = at + word.length;
+    from = at + part.length;
   }
   return true;
 }
 
-/** A term over the four searched columns, as docs/leads.md says (the data is ASCII). */
+/**
+ * A term over the four searched columns, as docs/leads.md says (the data is ASCII): `*` is any
+ * run of characters within one value (one URL, the name, one category), and in the URL columns
+ * so is a space.
+ */
 function termMatches(lead: RefLead, term: string): boolean {
   const t = term.toLowerCase();
+  const urlParts = t.split(/[*\s]+/).filter(Boolean);
+  const literalParts = t.split(/\*+/).filter(Boolean);
   const urls = [lead.registered_url, lead.crawled_url].map((v) => (v ?? "").toLowerCase());
   const literal = [lead.company_name ?? "", ...(lead.ai_category_estimation ?? [])].map((v) =>
     v.toLowerCase(),
   );
-  return urls.some((u) => wordsInOrder(u, t)) || literal.some((v) => v.includes(t));
+  return urls.some((u) => partsInOrder(u, urlParts)) || literal.some((v) => partsInOrder(v, literalParts));
 }
 
 interface RefQuery {
@@ -166,6 +172,13 @@ const SHAPES: RefQuery[] = [
   { positive: ["PREMIER", "Golden"], negative: ["CO."], sortOrder: "asc" },
   { positive: ["100%", "a_b", "auto"], negative: ["\\"] },
   { positive: ["https://www."], negative: ["com"], sortBy: "id", sortOrder: "desc" },
+  // Wildcards: within one value (a category, not across two of them), with spaces, with states.
+  { positive: ["*roof*repair*", "*air*repair*", "*s*ing*"], negative: ["*llc*"] },
+  { positive: ["*dent*", "*plumb*dr*"], stateInclude: ["TX", "CA", "FL"] },
+  { positive: ["roof *repair", "*storm*"], negative: ["co*pros"] },
+  { positive: ["*home*serv*"], stateExclude: ["TX"], sortBy: "id", sortOrder: "desc" },
+  { positive: ["*"], negative: ["*a*e*i*", "https www*com"], sortOrder: "asc" },
+  { positive: ["100%*", "a_b*c", "*_*"] },
 ];
 
 describe("searches served by lead_search", () => {
@@ -216,7 +229,16 @@ describe("searches served by lead_search", () => {
       }
     }
     // The shapes are broad on this data set: most have pages of matches to compare.
-    expect(nonEmpty).toBeGreaterThanOrEqual(6);
+    expect(nonEmpty).toBeGreaterThanOrEqual(10);
+    // The wildcard shapes tell a match within one value from one across values: `*roof*repair*`
+    // over the categories joined would also take `Roofing` ... `Storm Damage Repair`.
+    const roofRepair = (lead: RefLead) => termMatches(lead, "*roof*repair*");
+    const across = (lead: RefLead) =>
+      (lead.ai_category_estimation ?? [])
+        .join(" ")
+        .toLowerCase()
+        .match(/roof.*repair/);
+    expect(leads.filter((l) => !roofRepair(l) && across(l)).length).toBeGreaterThan(5);
   });
 
   it("a page found by walking the sort order equals the reference's, capped or not, on every page", async () => {
@@ -248,7 +270,7 @@ describe("searches served by lead_search", () => {
     }
     expect(walked).toBeGreaterThan(20);
     expect(collected).toBeGreaterThan(20);
-  });
+  }, 180_000);
 
   it("walks for the first page of a broad search, and collects the matches of a deep page", async () => {
     const broad: RefQuery = { positive: ["repair", "paint"], negative: ["pros"] };
@@ -318,12 +340,40 @@ describe("searches served by lead_search", () => {
       "positiveKeywords=repair&cityInclude=Austin",
       "positiveKeywords=repair&minStars=4",
       "positiveKeywords=repair&sortBy=companyName",
+      "positiveKeywords=repair&sortBy=wCompanyName",
       "positiveKeywords=repair&orColumns=companyName",
       "nameIncludeTerms=repair",
       "positiveKeywords=repair&descriptionExcludeTerms=cheap",
       "positiveKeywords=repair&websiteSchemaFilter=LocalBusiness",
+      "positiveKeywords=repair&search=acme",
+      "positiveKeywords=repair&streetInclude=main",
+      "positiveKeywords=repair&zipExclude=78701",
+      "positiveKeywords=repair&stateEmptyFilter=exclude_empty",
+      "positiveKeywords=repair&lastBuyingSignalFrom=rel:30d",
+      "positiveKeywords=repair&lastUpdatedTo=2026-01-01",
+      "positiveKeywords=repair&registrationDateFrom=2020-01-01",
+      "positiveKeywords=repair&timeScrapedTo=rel:1d",
+      "positiveKeywords=repair&buyingSignalTypeFilter=Newly%20Added",
+      "positiveKeywords=repair&emailPrimaryEmptyFilter=exclude_empty",
+      "positiveKeywords=repair&phoneTotalInclude=512",
+      "positiveKeywords=repair&legalNameExclude=inc",
+      "positiveKeywords=repair&minNumLocations=2",
+      "positiveKeywords=repair&maxRatingValue=4",
+      "positiveKeywords=repair&openPositionsEmptyFilter=only_empty",
+      "positiveKeywords=repair&emailSecurityValues=spf",
+      "positiveKeywords=repair&addressSourceEmptyFilter=only_empty",
+      "positiveKeywords=repair&redirectFilter=no",
     ]) {
       expect(searchTableServes(parseSearchFilters(query, "query")), query).toBe(false);
+    }
+    // Wildcard keywords over the four columns, with or without a state, stay on lead_search.
+    for (const query of [
+      'positiveKeywords=["*auto*repair*","*body*shop*"]&negativeKeywords=["*franchise*"]',
+      "positiveKeywords=*dental*&stateInclude=TX",
+      "positiveKeywords=car *wash&stateExclude=CA&sortBy=id",
+      "positiveKeywords=*auto*repair*&orColumns=wOgrequestedUrl,wSimpleCrawledUrl,wCompanyName,aiCategoryEstimation",
+    ]) {
+      expect(searchTableServes(parseSearchFilters(query, "query")), query).toBe(true);
     }
   });
 });

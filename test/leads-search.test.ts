@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { ApiError } from "../src/http/errors.js";
+import { parseSearchRequest } from "../src/leads/search/controls.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
+import { expectKeyAndPlanRequired } from "./helpers/lead-records-factories.js";
 import { buildLead, uniqueWord } from "./helpers/leads-factories.js";
 
 const t = useTestApp();
@@ -280,19 +283,15 @@ describe("location, rating and schema filters", () => {
     expect(await found(auth, { positiveKeywords: a, stateExclude: "Tx" })).toEqual([ca, none]);
   });
 
-  it("city include / exclude compare the whole name; zip include / exclude are prefixes", async () => {
+  it("city include / exclude are substrings; zip include / exclude: 5 digits exact, fewer a prefix", async () => {
     const auth = await account();
     const a = uniqueWord();
     const austin = await buildLead(t.ctx.db, { company_name: a, city: "Austin", zip: "78701" });
     const eastAustin = await buildLead(t.ctx.db, { company_name: a, city: "East Austin", zip: "78702" });
     const dallas = await buildLead(t.ctx.db, { company_name: a, city: "Dallas", zip: "75201" });
     const noZip = await buildLead(t.ctx.db, { company_name: a, city: null, zip: null });
-    expect(await found(auth, { positiveKeywords: a, cityInclude: "AUSTIN" })).toEqual([austin]);
-    expect(await found(auth, { positiveKeywords: a, cityExclude: "austin" })).toEqual([
-      eastAustin,
-      dallas,
-      noZip,
-    ]);
+    expect(await found(auth, { positiveKeywords: a, cityInclude: "AUSTIN" })).toEqual([austin, eastAustin]);
+    expect(await found(auth, { positiveKeywords: a, cityExclude: "austin" })).toEqual([dallas, noZip]);
     expect(await found(auth, { positiveKeywords: a, zipInclude: "787" })).toEqual([austin, eastAustin]);
     expect(await found(auth, { positiveKeywords: a, zipInclude: "75201,78702" })).toEqual([
       eastAustin,
@@ -318,7 +317,7 @@ describe("location, rating and schema filters", () => {
     expect(await found(auth, { positiveKeywords: a, maxReviewCount: 4 })).toEqual([]);
   });
 
-  it("websiteSchemaFilter keeps leads with any of the listed types (exact names)", async () => {
+  it("websiteSchemaFilter keeps leads with a type containing any of the listed ones", async () => {
     const auth = await account();
     const a = uniqueWord();
     const plumber = await buildLead(t.ctx.db, {
@@ -326,9 +325,12 @@ describe("location, rating and schema filters", () => {
       website_schema_types: ["Plumber", "LocalBusiness"],
     });
     const dentist = await buildLead(t.ctx.db, { company_name: a, website_schema_types: ["Dentist"] });
-    await buildLead(t.ctx.db, { company_name: a, website_schema_types: ["PlumberX"] });
+    const plumberX = await buildLead(t.ctx.db, { company_name: a, website_schema_types: ["PlumberX"] });
     await buildLead(t.ctx.db, { company_name: a });
-    expect(await found(auth, { positiveKeywords: a, websiteSchemaFilter: "Plumber" })).toEqual([plumber]);
+    expect(await found(auth, { positiveKeywords: a, websiteSchemaFilter: "Plumber" })).toEqual([
+      plumber,
+      plumberX,
+    ]);
     expect(await found(auth, { positiveKeywords: a, websiteSchemaFilter: "Dentist,LocalBusiness" })).toEqual([
       plumber,
       dentist,
@@ -403,8 +405,6 @@ describe("sorting and pagination", () => {
 
 describe("bad input", () => {
   const cases: [string, Query, string[]][] = [
-    ["no positive filter", { stateInclude: "TX" }, ["query", "positiveKeywords"]],
-    ["only empty keywords", { positiveKeywords: " , " }, ["query", "positiveKeywords"]],
     ["limit 0", { positiveKeywords: "x", limit: 0 }, ["query", "limit"]],
     ["limit over 1000", { positiveKeywords: "x", limit: 1001 }, ["query", "limit"]],
     ["page 0", { positiveKeywords: "x", page: 0 }, ["query", "page"]],
@@ -416,7 +416,7 @@ describe("bad input", () => {
     ],
     ["an unknown sortOrder", { positiveKeywords: "x", sortOrder: "up" }, ["query", "sortOrder"]],
     ["an unknown sortBy", { positiveKeywords: "x", sortBy: "favouriteColour" }, ["query", "sortBy"]],
-    ["a list field as sortBy", { positiveKeywords: "x", sortBy: "founders" }, ["query", "sortBy"]],
+    ["an object field as sortBy", { positiveKeywords: "x", sortBy: "socialProfiles" }, ["query", "sortBy"]],
     ["a malformed JSON array", { positiveKeywords: '["a",' + "]" }, ["query", "positiveKeywords"]],
     [
       "a state that is not a code",
@@ -458,7 +458,146 @@ describe("bad input", () => {
   });
 });
 
+describe("cost controls: bad input", () => {
+  const cases: [string, string, string][] = [
+    ["a negative maxCredits", "maxCredits=-1", "maxCredits"],
+    ["a decimal maxCredits", "maxCredits=2.5", "maxCredits"],
+    ["a text maxCredits", "maxCredits=five", "maxCredits"],
+    ["an empty maxCredits", "maxCredits=", "maxCredits"],
+    ["maxCredits given twice", "maxCredits=5&maxCredits=6", "maxCredits"],
+    ["maxCredits over 32 bits", "maxCredits=2147483648", "maxCredits"],
+    ["maxResults 0", "maxResults=0", "maxResults"],
+    ["a negative maxResults", "maxResults=-3", "maxResults"],
+    ["a decimal maxResults", "maxResults=1.5", "maxResults"],
+    ["a text maxResults", "maxResults=all", "maxResults"],
+    ["maxResults given twice", "maxResults=3&maxResults=3", "maxResults"],
+    ["excludePurchased not true or false", "excludePurchased=yes", "excludePurchased"],
+    ["excludePurchased given twice", "excludePurchased=true&excludePurchased=true", "excludePurchased"],
+  ];
+  for (const [name, query, parameter] of cases) {
+    it(`${name}: 400 validation_error with details, nothing charged or recorded`, async () => {
+      const { accountId, auth } = await buildAccount(t.ctx.db);
+      const w = uniqueWord();
+      await buildLead(t.ctx.db, { company_name: w });
+      for (const q of [`positiveKeywords=${w}&${query}`, `stateInclude=TX&${query}`]) {
+        const res = await t.request().get(`/api/v1/leads?${q}`).set(auth).expect(400);
+        expect(res.body.error).toBe("validation_error");
+        expect(res.body.details.map((d: { path: string[] }) => d.path)).toContainEqual(["query", parameter]);
+      }
+      const charges = await t.ctx.db
+        .selectFrom("credit_ledger")
+        .select("id")
+        .where("account_id", "=", accountId)
+        .where("kind", "=", "charge")
+        .execute();
+      expect(charges).toEqual([]);
+      const history = await t.ctx.db
+        .selectFrom("lead_export_history")
+        .select("lead_id")
+        .where("account_id", "=", accountId)
+        .execute();
+      expect(history).toEqual([]);
+    });
+  }
+
+  it("parseSearchRequest reads them from the raw URL and reports every problem of filters and controls", () => {
+    const url =
+      "/api/v1/leads?positiveKeywords=x&stateInclude=Texas&maxCredits=5&maxCredits=6&maxResults=1.5";
+    let thrown: unknown;
+    try {
+      parseSearchRequest(url, ["maxCredits", "maxResults", "excludePurchased"]);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(ApiError);
+    const paths = (thrown as ApiError).details?.map((d) => d.path);
+    expect(paths).toEqual([
+      ["query", "stateInclude"],
+      ["query", "maxCredits"],
+      ["query", "maxResults"],
+    ]);
+    const ok = parseSearchRequest(
+      `/api/v1/leads?positiveKeywords=x&maxCredits=0&maxResults=3&excludePurchased=true`,
+      ["maxCredits", "maxResults", "excludePurchased"],
+    );
+    expect(ok.controls).toEqual({ maxCredits: 0, maxResults: 3, excludePurchased: true });
+    // A name the operation does not take is left to the contract (it never reaches the parser).
+    expect(parseSearchRequest("/x?positiveKeywords=x&maxCredits=-1", ["excludePurchased"]).controls).toEqual({
+      maxCredits: null,
+      maxResults: null,
+      excludePurchased: false,
+    });
+    // No positive filter is not an error here.
+    expect(parseSearchRequest("/x?stateInclude=TX", []).filters.stateInclude).toEqual(["TX"]);
+  });
+});
+
+describe("no positive filter", () => {
+  const queries: [string, Query][] = [
+    ["no parameter at all", {}],
+    ["only narrowing filters", { stateInclude: "TX", negativeKeywords: "x", cityInclude: "Austin" }],
+    ["only empty keywords", { positiveKeywords: " , " }],
+  ];
+  for (const [name, query] of queries) {
+    it(`${name}: GET /leads answers 200 with no leads and requiresKeywords; nothing charged or recorded`, async () => {
+      const { accountId, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 40 });
+      const w = uniqueWord();
+      await buildLead(t.ctx.db, { company_name: w, state: "TX", city: "Austin" });
+      const res = await t
+        .request()
+        .get("/api/v1/leads")
+        .query({ ...query, maxCredits: 5, maxResults: 2 })
+        .set(auth)
+        .expect(200);
+      expect(res.headers["x-credits-capped"]).toBeUndefined();
+      expect(res.body.data).toEqual({
+        leads: [],
+        pagination: { page: 1, limit: 100, total: 0, pages: 0 },
+        databaseType: "other",
+        creditsUsed: 0,
+        creditsRemaining: 40,
+        maxResults: 2,
+        maxCredits: 5,
+        requiresKeywords: true,
+        message: expect.stringContaining("positiveKeywords"),
+      });
+      const charges = await t.ctx.db
+        .selectFrom("credit_ledger")
+        .select("id")
+        .where("account_id", "=", accountId)
+        .where("kind", "=", "charge")
+        .execute();
+      expect(charges).toEqual([]);
+      const history = await t.ctx.db
+        .selectFrom("lead_export_history")
+        .select("lead_id")
+        .where("account_id", "=", accountId)
+        .execute();
+      expect(history).toEqual([]);
+    });
+  }
+
+  it("the answer of a search with a positive filter has no requiresKeywords or message", async () => {
+    const auth = await account();
+    const w = uniqueWord();
+    await buildLead(t.ctx.db, { company_name: w });
+    for (const endpoint of ["/api/v1/leads", "/api/v1/leads/preview"]) {
+      const res = await t.request().get(endpoint).query({ positiveKeywords: w }).set(auth).expect(200);
+      expect(res.body.data.requiresKeywords).toBeUndefined();
+      expect(res.body.data.message).toBeUndefined();
+      expect(res.body.data.leads).toHaveLength(1);
+    }
+  });
+});
+
 describe("authentication", () => {
+  it("needs a valid, unrevoked key of an account with a paid plan, with or without a positive filter", async () => {
+    await expectKeyAndPlanRequired(t, [
+      { method: "get", path: "/api/v1/leads?positiveKeywords=x&maxCredits=5" },
+      { method: "get", path: "/api/v1/leads?stateInclude=TX" },
+    ]);
+  });
+
   it("needs a valid key (401) and a paid plan (403)", async () => {
     for (const endpoint of ["/api/v1/leads", "/api/v1/leads/preview"]) {
       await t.request().get(endpoint).query({ positiveKeywords: "x" }).expect(401);

@@ -162,8 +162,8 @@ describe("tool calls", () => {
     }
     expect(result._meta?.jobStatus).toBe("completed");
     expect(data(result)).toMatchObject({ leadCount: 2, creditsUsed: 2 });
-    const [file] = data(result).files as { downloadUrl: string }[];
-    const download = await fetch(file!.downloadUrl.replace(/^https?:\/\/[^/]+/, base));
+    const [file] = data(result).files as { directDownloadUrl: string }[];
+    const download = await fetch(file!.directDownloadUrl.replace(/^https?:\/\/[^/]+/, base));
     expect(download.status).toBe(200);
     expect(await download.text()).toContain(word);
     await client.close();

@@ -1,4 +1,7 @@
 import { readFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import createClient from "openapi-fetch";
+import type { paths } from "../generated/api.js";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { useTestApp } from "./helpers/app.js";
@@ -37,6 +40,7 @@ function valuesOf(name: string, word: string): [string, string] {
   if (name === "orColumns") return ["companyName", "city"];
   if (name.startsWith("state")) return ["TX", "CA"];
   if (name.startsWith("zip")) return ["78701", "94105"];
+  if (name === "buyingSignalTypeFilter" || name === "updateReasonFilter") return ["Newly Added", "Instagram"];
   return [`${word}a`, `${word}b`];
 }
 
@@ -45,7 +49,7 @@ describe("list query parameters: comma-separated and repeated forms", () => {
     expect(new Set(listParameters.map((p) => p.operationId))).toEqual(
       new Set(["searchLeads", "previewLeads"]),
     );
-    expect(listParameters.length).toBeGreaterThanOrEqual(2 * 26);
+    expect(listParameters.length).toBeGreaterThanOrEqual(2 * 102);
   });
 
   it("search: two keywords match the same leads in both forms", async () => {
@@ -122,5 +126,55 @@ describe("list query parameters: comma-separated and repeated forms", () => {
       .expect(200);
     expect(all.body.data.summary.totalMatches).toBe(3);
     expect(mixed.body).toEqual(all.body);
+  });
+});
+
+describe("term-item lists from a generated client", () => {
+  it("openapi-fetch sends object items written as JSON text, one per array item", async () => {
+    const { apiKey, auth } = await buildAccount(t.ctx.db, { monthlyCredits: 100 });
+    const word = uniqueWord();
+    const [starts, ends] = await buildLeads(t.ctx.db, 3, (i) => ({
+      company_name: `${word} ${i}`,
+      phone: ["+1 512 555 0100", "(737) 555-0142", "(737) 555-0100"][i],
+    }));
+    const server = t.app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const client = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${apiKey}` } });
+      const { data, error } = await client.GET("/api/v1/leads/preview", {
+        params: {
+          query: {
+            positiveKeywords: [word],
+            phonePrimaryInclude: [
+              JSON.stringify({ v: "(512)", m: "starts" }),
+              JSON.stringify({ v: "0142", m: "ends" }),
+            ],
+            sortBy: "id",
+            sortOrder: "asc",
+          },
+        },
+      });
+      expect(error).toBeUndefined();
+      expect(data?.data.leads.map((l) => l.id)).toEqual([starts, ends]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    // The same list as one JSON array string, as the real service's clients send it.
+    const res = await t
+      .request()
+      .get("/api/v1/leads/preview")
+      .query({
+        positiveKeywords: word,
+        phonePrimaryInclude: JSON.stringify([
+          { v: "(512)", m: "starts" },
+          { v: "0142", m: "ends" },
+        ]),
+        sortBy: "id",
+        sortOrder: "asc",
+      })
+      .set(auth)
+      .expect(200);
+    expect(res.body.data.leads.map((l: { id: number }) => l.id)).toEqual([starts, ends]);
   });
 });

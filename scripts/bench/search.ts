@@ -12,6 +12,7 @@ import { startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { searchPageJsonQuery, searchTableServes } from "../../src/leads/search/query.js";
 import { createSearchDatabase } from "../../src/leads/search/settings.js";
 import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
+import { clientShapeName, clientShapeQueries } from "./search-shapes.js";
 
 const LEADS = Number(process.env.BENCH_SEARCH_LEADS ?? 1_000_000);
 const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 200);
@@ -23,6 +24,10 @@ const BROAD_SEARCHES = Number(process.env.BENCH_BROAD_SEARCHES ?? 100);
 /** Searches of each shape whose answers are checked against the query over `leads` (before lead_search). */
 const CHECKED = Number(process.env.BENCH_SEARCH_CHECKED ?? 10);
 const SEED = 42;
+/** Searches of the real clients' shapes (search-shapes.ts), narrow and broad. */
+const CLIENT_SEARCHES = Number(process.env.BENCH_CLIENT_SEARCHES ?? 100);
+/** Searches run both as a preview and as a paid search, alternating, for the side-by-side figures. */
+const PREVIEW_SEARCHES = Number(process.env.BENCH_PREVIEW_SEARCHES ?? 100);
 /** Keys the searches are spread over (600 requests per minute each). */
 const KEYS = 10;
 
@@ -361,10 +366,10 @@ async function benchSearchOn(
     `http://127.0.0.1:${port}/api/v1/health`,
   );
   let n = 0;
-  const http = async (query: string) => {
+  const request = async (path: string, query: string) => {
     n += 1;
     const started = performance.now();
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1/leads?${query}`, {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/${path}?${query}`, {
       headers: { authorization: `Bearer ${keys[n % KEYS]}` },
     });
     const body = (await res.json()) as {
@@ -378,6 +383,55 @@ async function benchSearchOn(
       total: body.data?.pagination.total ?? -1,
       ids: body.data?.leads.map((l) => l.id) ?? [],
     };
+  };
+  const http = (query: string) => request("leads", query);
+  const preview = (query: string) => request("leads/preview", query);
+
+  /**
+   * The same searches as a preview and as a paid search, alternating which goes first: a preview
+   * costs no more than the paid search of the same filters (it charges nothing and records
+   * nothing, but counts every match and masks the leads the account has not received).
+   */
+  const previewVsPaid = async (queries: string[]) => {
+    const previewMs: number[] = [];
+    const paidMs: number[] = [];
+    for (const [i, q] of queries.entries()) {
+      if (i % 2 === 0) {
+        previewMs.push((await preview(q)).ms);
+        paidMs.push((await http(q)).ms);
+      } else {
+        paidMs.push((await http(q)).ms);
+        previewMs.push((await preview(q)).ms);
+      }
+    }
+    const previewSummary = summary(previewMs);
+    const paidSummary = summary(paidMs);
+    return {
+      searches: queries.length,
+      previewMs: previewSummary,
+      paidMs: paidSummary,
+      previewOverPaidP95: Number((previewSummary.p95 / Math.max(0.1, paidSummary.p95)).toFixed(2)),
+    };
+  };
+
+  /** The client shapes measured one shape at a time (search-shapes.ts), HTTP against the SQL. */
+  const byShape = async (queries: string[]) => {
+    const out: Record<string, unknown> = {};
+    for (const shape of [...new Set(queries.map(clientShapeName))]) {
+      const m = await measure(
+        queries.filter((q) => clientShapeName(q) === shape),
+        runSql,
+        http,
+      );
+      out[shape] = {
+        httpMs: m.httpMs,
+        sqlMs: m.sqlMs,
+        ratioP95: m.ratioP95,
+        matchesPerSearch: m.matchesPerSearch,
+        slowest: m.slowest,
+      };
+    }
+    return out;
   };
 
   /** The result checks: lead_search against the query over leads, and HTTP against the SQL. */
@@ -410,7 +464,22 @@ async function benchSearchOn(
     const narrow = await measure(narrowQueries, runSql, http);
     await warm(broadWarmup);
     const broad = await measure(broadQueries, runSql, http);
-    const checks = { narrow: await check(narrowQueries), broad: await check(broadQueries) };
+    const clientNarrowQueries = clientShapeQueries(CLIENT_SEARCHES, SEED + 5, true);
+    const clientBroadQueries = clientShapeQueries(Math.ceil(CLIENT_SEARCHES / 2), SEED + 6, false);
+    await warm(clientShapeQueries(8, SEED + 7, true));
+    const clientNarrow = await byShape(clientNarrowQueries);
+    const clientBroad = await byShape(clientBroadQueries);
+    const previews = {
+      narrow: await previewVsPaid(searchQueries(PREVIEW_SEARCHES, SEED + 8)),
+      broad: await previewVsPaid(searchQueries(Math.ceil(PREVIEW_SEARCHES / 2), SEED + 9, false)),
+      clientNarrow: await previewVsPaid(clientShapeQueries(PREVIEW_SEARCHES, SEED + 10, true)),
+    };
+    const checks = {
+      narrow: await check(narrowQueries),
+      broad: await check(broadQueries),
+      clientNarrow: await check(clientNarrowQueries),
+      clientBroad: await check(clientBroadQueries),
+    };
     const p95 = (m: Record<string, unknown>) => (m.httpMs as { p95: number }).p95;
     const ratio = (m: Record<string, unknown>) => m.ratioP95 as number;
     return {
@@ -439,6 +508,15 @@ async function benchSearchOn(
         ...narrow,
       },
       broad: { searches: broadQueries.length, example: decodeURIComponent(broadQueries[0] ?? ""), ...broad },
+      clientShapes: {
+        goal: "each shape: HTTP p95 <= 150 ms at 1M (at 5M: narrow <= 150 ms, broad <= 500 ms), <= 1.5x its SQL p95",
+        examples: [...clientNarrowQueries.slice(0, 4), clientBroadQueries[0] ?? ""].map((q) =>
+          decodeURIComponent(q),
+        ),
+        narrow: clientNarrow,
+        broad: clientBroad,
+      },
+      previewVsPaid: { goal: "preview p95 <= paid p95 of the same searches", ...previews },
       checks,
     };
   } finally {

@@ -56,17 +56,51 @@ export async function getOverage(db: Db, accountId: number): Promise<OverageView
   };
 }
 
+/** `PATCH /overage-budget` as sent (schema-checked). */
+export interface OverageUpdate {
+  enabled?: boolean;
+  budgetType?: "dollars" | "credits";
+  budgetAmount?: number | null;
+}
+
 /**
- * `PATCH /overage-budget`: only the fields sent change. An amount of 0 or null disables overage
- * and clears the configuration (always allowed); enabling or changing needs an active (not
- * trialing) plan and a saved payment method; the amount is at most 5 times the plan's monthly
- * credits, or their dollar value at the overage rate.
+ * The real service's form, `{enabled, budgetType?, budgetAmount?}`, as our form: `enabled: false`
+ * is `budgetAmount: null` (an amount above 0 beside it is 400); `enabled: true` needs an amount
+ * above 0 and its unit defaults to `dollars`. Without `enabled` the body is our form already.
  */
-export async function updateOverage(
-  db: Db,
-  accountId: number,
-  body: { budgetType?: "dollars" | "credits"; budgetAmount?: number | null },
-): Promise<OverageView> {
+function withoutEnabled(body: OverageUpdate): Omit<OverageUpdate, "enabled"> {
+  const { enabled, ...rest } = body;
+  if (enabled === undefined) return rest;
+  const amount = rest.budgetAmount;
+  const positive = amount !== undefined && amount !== null && amount > 0;
+  if (enabled === false) {
+    if (positive) {
+      const message = "must be absent, 0 or null when enabled is false";
+      throw errors.validation(`Invalid request: body.budgetAmount: ${message}`, [
+        { path: ["body", "budgetAmount"], message },
+      ]);
+    }
+    return { budgetAmount: null };
+  }
+  if (!positive) {
+    const message = "must be a whole number of at least 1 when enabled is true";
+    throw errors.validation(`Invalid request: body.budgetAmount: ${message}`, [
+      { path: ["body", "budgetAmount"], message },
+    ]);
+  }
+  return { budgetType: rest.budgetType ?? "dollars", budgetAmount: amount };
+}
+
+/**
+ * `PATCH /overage-budget`: `{enabled: false}` disables, `{enabled: true, budgetAmount,
+ * budgetType?}` sets (see withoutEnabled); otherwise only the fields sent change. An amount of 0
+ * or null disables overage and clears the configuration (always allowed; overage already used is
+ * still collected); enabling or changing needs an active (not trialing) plan and a saved payment
+ * method; the amount is at most 5 times the plan's monthly credits, or their dollar value at the
+ * overage rate.
+ */
+export async function updateOverage(db: Db, accountId: number, sent: OverageUpdate): Promise<OverageView> {
+  const body = withoutEnabled(sent);
   const hasType = body.budgetType !== undefined;
   const hasAmount = "budgetAmount" in body && body.budgetAmount !== undefined;
   if (!hasType && !hasAmount) throw errors.badRequest("Send `budgetType`, `budgetAmount` or both.");

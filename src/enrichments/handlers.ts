@@ -32,7 +32,17 @@ export function enrichmentHandlers(deps: {
     },
     async getEnrichmentDownload({ caller, params }) {
       const link = await createResultLink(db, storage, signer, caller.accountId, params.id);
-      return { status: 200, body: { data: { url: link.url, expiresAt: link.expiresAt.toISOString() } } };
+      return {
+        status: 200,
+        body: {
+          data: {
+            downloadUrl: link.url,
+            expiresInSeconds: link.expiresInSeconds,
+            url: link.url,
+            expiresAt: link.expiresAt.toISOString(),
+          },
+        },
+      };
     },
   };
 }

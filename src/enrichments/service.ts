@@ -92,6 +92,14 @@ export function resultReady(run: EnrichmentRun): boolean {
   );
 }
 
+/** A run's result link: the signed URL, when it stops working, and how many seconds that is. */
+export interface ResultLink {
+  url: string;
+  expiresAt: Date;
+  /** DOWNLOAD_LINK_MS in seconds (300), fewer when the file expires sooner. */
+  expiresInSeconds: number;
+}
+
 /**
  * The 5-minute link to a run's result file: 404 for another account's run, 409
  * `result_not_ready` before the file is published (or for a failed run), 410 once it expired.
@@ -103,7 +111,7 @@ export async function createResultLink(
   accountId: number,
   id: number,
   now = new Date(),
-): Promise<{ url: string; expiresAt: Date }> {
+): Promise<ResultLink> {
   const run = await getEnrichmentRun(db, accountId, id);
   if (!resultReady(run) || run.resultEntryId === null) {
     const why = FINAL_STATUSES.includes(run.status)
@@ -115,5 +123,8 @@ export async function createResultLink(
   if (!entry) throw fileUnavailable("missing");
   const reason = unavailability(entry, now, await storage.size(entry.storageKey));
   if (reason) throw fileUnavailable(reason);
-  return signedFileLink(signer, entry, DOWNLOAD_LINK_MS, now);
+  const link = signedFileLink(signer, entry, DOWNLOAD_LINK_MS, now);
+  // The link's expiry is kept in whole seconds; counted up, a fresh link says 300.
+  const seconds = Math.ceil((link.expiresAt.getTime() - now.getTime()) / 1000);
+  return { ...link, expiresInSeconds: Math.min(DOWNLOAD_LINK_MS / 1000, Math.max(0, seconds)) };
 }

@@ -15,7 +15,7 @@ export function exportBlacklistHandlers({
       return { status: 200, body: { data: entries.map(toBlacklistEntryBody) } };
     },
     async addExportBlacklistEntries({ caller, body }) {
-      const result = await addToBlacklist(db, caller.accountId, body.entries);
+      const result = await addToBlacklist(db, caller.accountId, body);
       return { status: 201, body: { data: toAddResultBody(result) } };
     },
     async deleteExportBlacklistEntry({ caller, params }) {

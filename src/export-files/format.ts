@@ -1,3 +1,5 @@
+import { LEAD_FIELDS } from "../leads/fields.js";
+
 /** File types an export can be written as. */
 export type ExportFileType = "csv" | "json" | "xlsx";
 
@@ -31,31 +33,13 @@ export interface FileFormat {
 }
 
 /**
- * The default columns (an export without a format, or with an unknown one): the lead's identity,
- * contact details, location, category and buying signals, headed by their camelCase field names.
+ * The default columns (an export without a format, or with an unknown one): the fields of the
+ * catalogue marked `defaultExport` (the lead's identity, contact details, location, category and
+ * buying signals), in catalogue order, headed by their camelCase field names.
  */
-export const DEFAULT_COLUMNS: readonly string[] = [
-  "id",
-  "companyName",
-  "website",
-  "email",
-  "emailSecondary",
-  "phone",
-  "phoneSecondary",
-  "address",
-  "city",
-  "state",
-  "zip",
-  "country",
-  "category",
-  "aiCategoryEstimation",
-  "description",
-  "stars",
-  "reviewCount",
-  "lastBuyingSignal",
-  "buyingSignalType",
-  "lastUpdated",
-];
+export const DEFAULT_COLUMNS: readonly string[] = LEAD_FIELDS.filter((field) => field.defaultExport).map(
+  (field) => field.name,
+);
 
 /** The built-in format: one CSV file with the default columns and a header row. */
 export function defaultFileFormat(fileType: ExportFileType = "csv"): FileFormat {

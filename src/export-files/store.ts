@@ -47,11 +47,15 @@ export interface WriteExportInput {
   exportId?: string;
 }
 
-/** The files written for one export, and the answer file. */
-export interface WrittenExport {
+/** The files written for one export. */
+export interface StoredExport {
   /** Groups the files of the export (also part of their storage keys). */
   exportId: string;
   files: StoredExportFile[];
+}
+
+/** The files written for one export, and the answer file. */
+export interface WrittenExport extends StoredExport {
   answer: ExportAnswerFile;
 }
 
@@ -64,6 +68,49 @@ export async function writeExportFiles(
   storage: FileStorage,
   input: WriteExportInput,
 ): Promise<WrittenExport> {
+  // One date for the files and the ZIP, even across midnight.
+  const date = input.date ?? new Date();
+  const stored = await writeStoredFiles(storage, { ...input, date });
+  const { format } = input;
+  if (stored.files.length === 1) {
+    const [only] = stored.files as [StoredExportFile];
+    return {
+      ...stored,
+      answer: {
+        contentType: CONTENT_TYPES[format.fileType],
+        fileName: only.fileName,
+        storageKey: only.storageKey,
+        temporary: false,
+      },
+    };
+  }
+  const zipName = exportFileName(exportBaseName(date, input.namePrefix), "zip");
+  const zipKey = `${exportFolder(input.accountId, stored.exportId)}${zipName}`;
+  try {
+    await storage.put(
+      zipKey,
+      zipStoredFiles(
+        storage,
+        stored.files.map((f) => ({ name: f.fileName, storageKey: f.storageKey })),
+      ),
+    );
+  } catch (err) {
+    await deleteExportFiles(storage, [zipKey, ...stored.files.map((f) => f.storageKey)]);
+    throw err;
+  }
+  return {
+    ...stored,
+    answer: { contentType: CONTENT_TYPES.zip, fileName: zipName, storageKey: zipKey, temporary: true },
+  };
+}
+
+/**
+ * Writes the export's files to storage as streams (parts, then `_total`), reading `rows` once,
+ * without an answer file (no ZIP): for answers that name each file. Throws 400 `export_too_large`
+ * before writing anything when an XLSX file would exceed 20,000 rows. On any failure the files
+ * written so far are removed.
+ */
+export async function writeStoredFiles(storage: FileStorage, input: WriteExportInput): Promise<StoredExport> {
   const { format, totalCount } = input;
   assertExportFits(format, totalCount);
   const baseName = exportBaseName(input.date ?? new Date(), input.namePrefix);
@@ -113,34 +160,7 @@ export async function writeExportFiles(
     if (!(await source.exhausted()))
       throw new Error(`the export has more than the ${totalCount} leads announced`);
     if (total) await close(total);
-
-    if (written.length === 1) {
-      const [only] = written as [StoredExportFile];
-      return {
-        exportId,
-        files: written,
-        answer: {
-          contentType: CONTENT_TYPES[format.fileType],
-          fileName: only.fileName,
-          storageKey: only.storageKey,
-          temporary: false,
-        },
-      };
-    }
-    const zipName = exportFileName(baseName, "zip");
-    const zipKey = keyOf(zipName);
-    await storage.put(
-      zipKey,
-      zipStoredFiles(
-        storage,
-        written.map((f) => ({ name: f.fileName, storageKey: f.storageKey })),
-      ),
-    );
-    return {
-      exportId,
-      files: written,
-      answer: { contentType: CONTENT_TYPES.zip, fileName: zipName, storageKey: zipKey, temporary: true },
-    };
+    return { exportId, files: written };
   } catch (err) {
     await source.close();
     for (const file of opened) file.writer.output.destroy();

@@ -21,6 +21,8 @@ export interface ExportHistoryEntry {
   partNumber: number | null;
   isTotal: boolean;
   storageKey: string;
+  /** The export's search parameters (canonical body form); null when not written from a search. */
+  filters: Record<string, unknown> | null;
   fileDeletedAt: Date | null;
   createdAt: Date;
   expiresAt: Date;

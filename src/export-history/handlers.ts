@@ -1,7 +1,7 @@
 import type { Db } from "../db/database.js";
 import type { Handlers } from "../http/contract.js";
 import type { FileStorage } from "../storage/file-storage.js";
-import { toExportHistoryEntryBody } from "./presenter.js";
+import { toExportHistoryEntryBody, toFileDownloadLink } from "./presenter.js";
 import {
   createDownloadLink,
   listExportHistory,
@@ -38,8 +38,9 @@ export function exportHistoryHandlers(deps: {
       return { status: 200, file: await openExportFile(db, storage, caller.accountId, params.id) };
     },
     async getExportFileDownloadUrl({ caller, params }) {
-      const link = await createDownloadLink(db, storage, signer, caller.accountId, params.id);
-      return { status: 200, body: { data: { url: link.url, expiresAt: link.expiresAt.toISOString() } } };
+      const now = new Date();
+      const link = await createDownloadLink(db, storage, signer, caller.accountId, params.id, now);
+      return { status: 200, body: { data: toFileDownloadLink(link, now) } };
     },
     // No API key: the signed token is the authorization.
     async downloadSignedFile({ params }) {

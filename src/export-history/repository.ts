@@ -18,6 +18,7 @@ function toEntry(row: Selectable<ExportHistoryTable>): ExportHistoryEntry {
     partNumber: row.part_number,
     isTotal: row.is_total,
     storageKey: row.storage_key,
+    filters: row.filters,
     fileDeletedAt: row.file_deleted_at,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
@@ -36,6 +37,8 @@ export interface NewEntry {
   partNumber: number | null;
   isTotal: boolean;
   storageKey: string;
+  /** The export's search parameters; absent or null when not written from a search. */
+  filters?: Record<string, unknown> | null;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -62,6 +65,7 @@ export async function insertEntries(
         part_number: e.partNumber,
         is_total: e.isTotal,
         storage_key: e.storageKey,
+        filters: e.filters ? JSON.stringify(e.filters) : null,
         created_at: e.createdAt,
         expires_at: e.expiresAt,
       })),

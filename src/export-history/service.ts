@@ -1,6 +1,6 @@
 import type { Db, DbOrTrx } from "../db/database.js";
 import { CONTENT_TYPES } from "../export-files/format.js";
-import { deleteExportFiles, zipAnswerKeyOf, type WrittenExport } from "../export-files/store.js";
+import { deleteExportFiles, zipAnswerKeyOf, type StoredExport } from "../export-files/store.js";
 import type { ServedFile } from "../http/contract.js";
 import { errors } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
@@ -50,7 +50,7 @@ async function openEntryFile(
 ): Promise<ServedFile<(typeof CONTENT_TYPES)[ExportHistoryEntry["fileType"]]>> {
   if (unavailability(entry, now, 0) === "expired") throw fileUnavailable("expired");
   const stored = await storage.open(entry.storageKey);
-  if (!stored) throw fileUnavailable("missing");
+  if (!stored) throw fileUnavailable("not_stored");
   return { fileName: entry.fileName, contentType: CONTENT_TYPES[entry.fileType], ...stored };
 }
 
@@ -109,7 +109,10 @@ export function downloadLinkFor(
   return signedFileLink(signer, entry, LINK_LIFETIME_MS, now);
 }
 
-/** A signed link to the account's file `id`: 404 for another account's, 410 when unavailable. */
+/**
+ * A signed link to the account's file `id`, with the entry: 404 for another account's, 410 when
+ * unavailable.
+ */
 export async function createDownloadLink(
   db: DbOrTrx,
   storage: FileStorage,
@@ -117,12 +120,12 @@ export async function createDownloadLink(
   accountId: number,
   id: number,
   now = new Date(),
-): Promise<{ url: string; expiresAt: Date }> {
+): Promise<{ entry: ExportHistoryEntry; url: string; expiresAt: Date }> {
   const entry = await findEntry(db, accountId, id);
   if (!entry) throw errors.notFound("Export history entry not found.");
   const reason = unavailability(entry, now, await storage.size(entry.storageKey));
   if (reason) throw fileUnavailable(reason);
-  return downloadLinkFor(signer, entry, now);
+  return { entry, ...downloadLinkFor(signer, entry, now) };
 }
 
 /**
@@ -147,9 +150,14 @@ export async function openSignedFile(
 /** What to record of a written export. */
 export interface RecordExportInput {
   accountId: number;
-  written: WrittenExport;
+  written: StoredExport;
   /** The saved format's name, or null for the built-in default columns. */
   formatName: string | null;
+  /**
+   * The export's search parameters in their canonical body form (searchFiltersToJson); null or
+   * absent when the files were not written from a search.
+   */
+  filters?: Record<string, unknown> | null;
   method: ExportMethod;
   /** Export time (default now); files expire 90 days later. */
   createdAt?: Date;
@@ -180,6 +188,7 @@ export async function recordExportFiles(
       partNumber: file.partNumber,
       isTotal: file.isTotal,
       storageKey: file.storageKey,
+      filters: input.filters ?? null,
       createdAt,
       expiresAt,
     })),

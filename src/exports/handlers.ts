@@ -2,12 +2,27 @@ import type { Db } from "../db/database.js";
 import { defaultFileFormat, withFileType } from "../export-files/format.js";
 import { toFileFormat } from "../export-formats/format.js";
 import { resolveExportFormat } from "../export-formats/service.js";
-import type { Handlers } from "../http/contract.js";
+import type { Handlers, OperationRequest } from "../http/contract.js";
 import { errors } from "../http/errors.js";
-import { runLongRunning, type LongRunningDeps } from "../jobs/index.js";
-import { parseExportRequest, storedFilters } from "./job/input.js";
+import { runLongRunning, type LongRunningCall, type LongRunningDeps } from "../jobs/index.js";
+import { exportAnswerForm } from "./answer-form.js";
+import { parseExportRequest, storedFilters, type ExportAnswerForm } from "./job/input.js";
 import { leadsExportJob } from "./job/kind.js";
 import { checkExportFits } from "./job/service.js";
+
+/**
+ * The request as the job protocol sees it, the answer form included: a request asking for the
+ * file and one asking for the JSON answer are different requests (an Idempotency-Key replayed with
+ * the other form is 409 `idempotency_key_reused`; identical requests join only with the same form).
+ */
+function withAnswerForm(request: OperationRequest<"exportLeads">, answer: ExportAnswerForm): LongRunningCall {
+  return {
+    operation: request.operation,
+    query: { ...request.query, answer },
+    body: request.body,
+    http: request.http,
+  };
+}
 
 /** `POST /leads/export`: checks the input at once, then runs the export as a background job. */
 export function exportHandlers(
@@ -17,7 +32,8 @@ export function exportHandlers(
   return {
     async exportLeads(request) {
       const { accountId } = request.caller;
-      const { filters, options } = parseExportRequest(request.body);
+      const { leads, options } = parseExportRequest(request.body, request.query);
+      const answer = exportAnswerForm(options.inline, request.http.rawHeaders.accept);
       const saved = await resolveExportFormat(db, accountId, options.formatId);
       if (saved === undefined) {
         throw errors.validation("formatId: no export format with this id.", [
@@ -29,15 +45,17 @@ export function exportHandlers(
         options.fileType ?? undefined,
       );
       // Every check that can refuse the export runs before a job exists (nothing charged).
-      await checkExportFits(db, { accountId, filters, caps: options.caps, format });
-      return runLongRunning(request, deps, {
+      await checkExportFits(db, { accountId, leads, caps: options.caps, format });
+      return runLongRunning(withAnswerForm(request, answer), deps, {
         kind: leadsExportJob,
         accountId,
         input: {
-          filters: storedFilters(filters),
+          filters: storedFilters(leads),
+          selectedIds: leads.selectedIds ? [...leads.selectedIds] : null,
           caps: options.caps,
+          excludePurchased: leads.excludePurchased,
           format,
-          inline: options.inline,
+          answer,
           publicBaseUrl: deps.publicBaseUrl,
         },
       });

@@ -1,3 +1,5 @@
+import { randomBytes } from "node:crypto";
+import { Readable } from "node:stream";
 import type { FileStorage } from "../storage/file-storage.js";
 import type { JobAnswer } from "./answer.js";
 
@@ -19,9 +21,67 @@ export function bodyFileKey(jobId: string, attempt: number): string {
   return `${jobFilesPrefix(jobId)}answer-${attempt}.json`;
 }
 
+/** How a stored file becomes a JSON string: its UTF-8 text, or its bytes in base64. */
+export type StoredTextEncoding = "text" | "base64";
+
+/**
+ * A JSON string value of a job's answer whose text is a file in storage (an export's file in its
+ * JSON answer). keepLargeBody writes it into the stored answer, streamed from storage: the file is
+ * never held in memory. Anywhere else (JSON.stringify) it throws, so it cannot be stored half-done.
+ */
+class StoredFileText {
+  constructor(
+    readonly storageKey: string,
+    /** Bytes of the file. */
+    readonly size: number,
+    readonly encoding: StoredTextEncoding,
+  ) {}
+
+  /** Characters of the JSON string at the least (quotes included). */
+  minimumLength(): number {
+    return 2 + (this.encoding === "base64" ? Math.ceil(this.size / 3) * 4 : this.size);
+  }
+
+  toJSON(): string {
+    if (!collected) throw new Error("a stored file's text is written only by keepLargeBody");
+    return `${PLACEHOLDER}${collected.push(this) - 1}`;
+  }
+}
+
+/**
+ * The text (`text`: UTF-8) or base64 (`base64`) of a stored file of `size` bytes, as a string
+ * value of a job's answer body: the answer must be stored through keepLargeBody (storeFinalAnswer
+ * with storage, as `job.commit` does). The file must stay in storage until then.
+ */
+export function storedFileText(storageKey: string, size: number, encoding: StoredTextEncoding): string {
+  return new StoredFileText(storageKey, size, encoding) as unknown as string;
+}
+
+/** The StoredFileText values met while serialise runs (JSON.stringify is synchronous). */
+let collected: StoredFileText[] | null = null;
+/** Marks a StoredFileText's place in the serialised body; the random part keeps it from any real value. */
+const PLACEHOLDER = `\u0000${randomBytes(6).toString("hex")}:`;
+const PLACEHOLDER_STRING = new RegExp(
+  `"${JSON.stringify(PLACEHOLDER).slice(1, -1).replace(/\\/g, "\\\\")}(\\d+)"`,
+  "g",
+);
+
+/** JSON.stringify of a body, with each StoredFileText left as a placeholder string, and those texts. */
+function serialise(body: unknown): { text: string; texts: StoredFileText[] } {
+  const texts: StoredFileText[] = [];
+  collected = texts;
+  try {
+    return { text: JSON.stringify(body) ?? "", texts };
+  } finally {
+    collected = null;
+  }
+}
+
 /**
  * The answer to store: a JSON body of at least `limit` characters is written to storage (under the
- * job's id and attempt) and replaced by a `bodyFile`; any other answer is stored as it is.
+ * job's id and attempt) and replaced by a `bodyFile`; any other answer is stored as it is. The
+ * texts of stored files in the body (storedFileText) are written into it: streamed from storage
+ * into the body file, or read into the body when the whole stays under `limit`.
  */
 export async function keepLargeBody(
   storage: FileStorage,
@@ -30,11 +90,131 @@ export async function keepLargeBody(
   limit = LARGE_BODY_BYTES,
 ): Promise<JobAnswer> {
   if (!("body" in answer)) return answer;
-  const text = JSON.stringify(answer.body);
-  if (text === undefined || text.length < limit) return answer;
+  const { text, texts } = serialise(answer.body);
+  let small: string | undefined = text;
+  if (texts.length > 0) {
+    const least = texts.reduce((sum, t) => sum + t.minimumLength(), text.length);
+    small = least < limit ? await withTextsRead(storage, text, texts) : undefined;
+  }
+  if (small !== undefined && small.length < limit) {
+    return texts.length > 0 ? { ...answer, body: JSON.parse(small) as unknown } : answer;
+  }
   const storageKey = bodyFileKey(job.id, job.attempt);
-  await storage.put(storageKey, Buffer.from(text));
+  const body = small !== undefined ? Buffer.from(small) : Readable.from(bodyBytes(storage, text, texts));
+  await storage.put(storageKey, body);
   return { status: answer.status, headers: answer.headers ?? {}, bodyFile: { storageKey } };
+}
+
+/** The serialised body with each placeholder replaced by its file's text read whole (small files). */
+async function withTextsRead(storage: FileStorage, text: string, texts: StoredFileText[]): Promise<string> {
+  const values = await Promise.all(
+    texts.map(async (t) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of await openStored(storage, t)) chunks.push(chunk as Buffer);
+      const bytes = Buffer.concat(chunks);
+      return JSON.stringify(t.encoding === "base64" ? bytes.toString("base64") : bytes.toString("utf8"));
+    }),
+  );
+  return text.replace(PLACEHOLDER_STRING, (_match, index: string) => values[Number(index)]!);
+}
+
+/** The serialised body's bytes with each placeholder replaced by its file as a JSON string, streamed. */
+async function* bodyBytes(
+  storage: FileStorage,
+  text: string,
+  texts: StoredFileText[],
+): AsyncGenerator<Buffer> {
+  let at = 0;
+  for (const match of text.matchAll(PLACEHOLDER_STRING)) {
+    yield Buffer.from(text.slice(at, match.index));
+    at = match.index + match[0].length;
+    const file = texts[Number(match[1])]!;
+    const source = await openStored(storage, file);
+    yield QUOTE;
+    yield* file.encoding === "base64" ? base64Chunks(source) : jsonStringChunks(source);
+    yield QUOTE;
+  }
+  yield Buffer.from(text.slice(at));
+}
+
+async function openStored(storage: FileStorage, file: StoredFileText): Promise<AsyncIterable<Buffer>> {
+  const stored = await storage.open(file.storageKey);
+  if (!stored) throw new Error(`stored file ${file.storageKey} of a job's answer is missing`);
+  return stored.body as AsyncIterable<Buffer>;
+}
+
+const QUOTE = Buffer.from('"');
+
+/**
+ * For each byte, how JSON.stringify escapes it: 0 not at all, 1 as `\u00XX`, otherwise the letter
+ * after the backslash (`\n`, `\"`, ...). Only controls, `"` and `\` are escaped.
+ */
+const ESCAPE = new Uint8Array(256);
+for (let byte = 0; byte < 0x20; byte += 1) ESCAPE[byte] = 1;
+for (const [byte, letter] of [
+  [0x08, "b"],
+  [0x09, "t"],
+  [0x0a, "n"],
+  [0x0c, "f"],
+  [0x0d, "r"],
+  [0x22, '"'],
+  [0x5c, "\\"],
+] as const) {
+  ESCAPE[byte] = letter.charCodeAt(0);
+}
+const HEX = Buffer.from("0123456789abcdef");
+/** Room for the escaped form of a chunk (at most 6 bytes per byte), grown and reused. */
+let scratch = Buffer.alloc(0);
+
+/** One chunk of UTF-8 text as the inside of a JSON string (the chunk itself when nothing needs escaping). */
+function escapeChunk(chunk: Buffer): Buffer {
+  const n = chunk.length;
+  let i = 0;
+  while (i < n && ESCAPE[chunk[i]!] === 0) i += 1;
+  if (i === n) return chunk;
+  if (scratch.length < n * 6) scratch = Buffer.allocUnsafe(n * 6);
+  const out = scratch;
+  let to = chunk.copy(out, 0, 0, i);
+  for (; i < n; i += 1) {
+    const byte = chunk[i]!;
+    const escape = ESCAPE[byte]!;
+    if (escape === 0) {
+      out[to++] = byte;
+    } else if (escape === 1) {
+      out[to++] = 0x5c;
+      out[to++] = 0x75;
+      out[to++] = 0x30;
+      out[to++] = 0x30;
+      out[to++] = HEX[byte >> 4]!;
+      out[to++] = HEX[byte & 15]!;
+    } else {
+      out[to++] = 0x5c;
+      out[to++] = escape;
+    }
+  }
+  // A copy: the scratch is reused for the next chunk.
+  return Buffer.from(out.subarray(0, to));
+}
+
+/**
+ * UTF-8 text as the inside of a JSON string (what JSON.stringify writes, without the quotes),
+ * chunk by chunk. Only ASCII bytes are ever escaped, so a character split across chunks is copied
+ * as it is.
+ */
+export async function* jsonStringChunks(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  for await (const chunk of source) yield escapeChunk(chunk);
+}
+
+/** Bytes as base64, chunk by chunk (each chunk cut at a multiple of 3 bytes). */
+export async function* base64Chunks(source: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  let rest = Buffer.alloc(0);
+  for await (const chunk of source) {
+    const bytes = rest.length > 0 ? Buffer.concat([rest, chunk]) : chunk;
+    const whole = bytes.length - (bytes.length % 3);
+    if (whole > 0) yield Buffer.from(bytes.subarray(0, whole).toString("base64"));
+    rest = Buffer.from(bytes.subarray(whole));
+  }
+  if (rest.length > 0) yield Buffer.from(rest.toString("base64"));
 }
 
 /** The file an answer keeps in storage and owns (deleted with the answer), if any. */

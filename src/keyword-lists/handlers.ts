@@ -1,7 +1,7 @@
 import type { Db } from "../db/database.js";
 import type { Handlers } from "../http/contract.js";
 import { toKeywordListBody } from "./presenter.js";
-import { createList, deleteList, listLists, replaceList } from "./service.js";
+import { createList, deleteList, listLists, updateList } from "./service.js";
 
 /** `GET/POST /keyword-lists` and `PUT/DELETE /keyword-lists/{id}`. */
 export function keywordListHandlers({
@@ -19,7 +19,7 @@ export function keywordListHandlers({
       return { status: 201, body: { data: toKeywordListBody(list) } };
     },
     async updateKeywordList({ caller, params, body }) {
-      const list = await replaceList(db, caller.accountId, params.id, body);
+      const list = await updateList(db, caller.accountId, params.id, body);
       return { status: 200, body: { data: toKeywordListBody(list) } };
     },
     async deleteKeywordList({ caller, params }) {

@@ -48,6 +48,22 @@ export async function listKeywordLists(db: DbOrTrx, accountId: number): Promise<
   return rows.map(toKeywordList);
 }
 
+/** The account's lists among `ids` (ids of other accounts' lists, or of none, are left out). */
+export async function findKeywordListsByIds(
+  db: DbOrTrx,
+  accountId: number,
+  ids: readonly number[],
+): Promise<KeywordList[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("keyword_lists")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "in", [...ids])
+    .execute();
+  return rows.map(toKeywordList);
+}
+
 /** Stores a new keyword list of the account. */
 export async function insertKeywordList(
   db: DbOrTrx,
@@ -69,20 +85,23 @@ export async function insertKeywordList(
   return toKeywordList(row);
 }
 
-/** Replaces the content of one of the account's lists; undefined when the account has no such list. */
-export async function replaceKeywordList(
+/**
+ * Sets the given fields of one of the account's lists (the others are kept), in one statement;
+ * undefined when the account has no such list.
+ */
+export async function updateKeywordList(
   db: DbOrTrx,
   accountId: number,
   id: number,
-  content: KeywordListContent,
+  changes: Partial<KeywordListContent>,
 ): Promise<KeywordList | undefined> {
   const row = await db
     .updateTable("keyword_lists")
     .set({
-      name: content.name,
-      type: content.type,
-      keywords: content.keywords,
-      source_categories: content.sourceCategories,
+      ...(changes.name !== undefined && { name: changes.name }),
+      ...(changes.type !== undefined && { type: changes.type }),
+      ...(changes.keywords !== undefined && { keywords: changes.keywords }),
+      ...(changes.sourceCategories !== undefined && { source_categories: changes.sourceCategories }),
       updated_at: new Date(),
     })
     .where("account_id", "=", accountId)

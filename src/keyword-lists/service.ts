@@ -2,10 +2,11 @@ import type { DbOrTrx, Trx } from "../db/database.js";
 import { errors, type ErrorDetail } from "../http/errors.js";
 import {
   deleteKeywordList,
+  findKeywordListsByIds,
   insertKeywordList,
   listKeywordLists,
-  replaceKeywordList,
   replaceAllKeywordLists,
+  updateKeywordList,
   type KeywordList,
   type KeywordListContent,
   type KeywordListType,
@@ -39,23 +40,40 @@ export function cleanTerms(values: readonly string[]): string[] {
   return out;
 }
 
+/** Changes to a list as sent (schema-checked): any of the four fields; other members are ignored. */
+export interface KeywordListUpdate {
+  name?: string;
+  type?: KeywordListType;
+  keywords?: string[];
+  sourceCategories?: string[] | null;
+}
+
 /**
- * Checks and cleans a list as sent: the name is trimmed (then 1-255 characters), keywords and
- * source categories are trimmed with empty and repeated items dropped; at least one keyword must
- * remain. Throws 400 `validation_error` with one detail per problem.
+ * Checks and cleans the fields sent: the name is trimmed (then 1-255 characters), keywords and
+ * source categories are trimmed with empty and repeated items dropped; keywords, when sent, must
+ * keep at least one item. Throws 400 `validation_error` with one detail per problem.
  */
-export function toKeywordListContent(input: KeywordListInput): KeywordListContent {
+function cleanFields(input: KeywordListUpdate): Partial<KeywordListContent> {
   const problems: ErrorDetail[] = [];
-  const name = input.name.trim();
-  if (name.length < 1 || name.length > NAME_MAX_LENGTH) {
-    problems.push({
-      path: ["body", "name"],
-      message: `must be 1-${NAME_MAX_LENGTH} characters after trimming`,
-    });
+  const out: Partial<KeywordListContent> = {};
+  if (input.name !== undefined) {
+    out.name = input.name.trim();
+    if (out.name.length < 1 || out.name.length > NAME_MAX_LENGTH) {
+      problems.push({
+        path: ["body", "name"],
+        message: `must be 1-${NAME_MAX_LENGTH} characters after trimming`,
+      });
+    }
   }
-  const keywords = cleanTerms(input.keywords);
-  if (keywords.length === 0) {
-    problems.push({ path: ["body", "keywords"], message: "must hold at least one non-empty keyword" });
+  if (input.type !== undefined) out.type = input.type;
+  if (input.keywords !== undefined) {
+    out.keywords = cleanTerms(input.keywords);
+    if (out.keywords.length === 0) {
+      problems.push({ path: ["body", "keywords"], message: "must hold at least one non-empty keyword" });
+    }
+  }
+  if (input.sourceCategories !== undefined) {
+    out.sourceCategories = input.sourceCategories === null ? null : cleanTerms(input.sourceCategories);
   }
   if (problems.length > 0) {
     throw errors.validation(
@@ -63,11 +81,20 @@ export function toKeywordListContent(input: KeywordListInput): KeywordListConten
       problems,
     );
   }
+  return out;
+}
+
+/**
+ * Checks and cleans a whole list as sent (create, keyword generation): every field as in
+ * cleanFields; an absent `sourceCategories` is null.
+ */
+export function toKeywordListContent(input: KeywordListInput): KeywordListContent {
+  const fields = cleanFields(input);
   return {
-    name,
+    name: fields.name ?? "",
     type: input.type,
-    keywords,
-    sourceCategories: input.sourceCategories == null ? null : cleanTerms(input.sourceCategories),
+    keywords: fields.keywords ?? [],
+    sourceCategories: fields.sourceCategories ?? null,
   };
 }
 
@@ -81,17 +108,42 @@ export function createList(db: DbOrTrx, accountId: number, input: KeywordListInp
   return insertKeywordList(db, accountId, toKeywordListContent(input));
 }
 
-/** Replaces one of the account's lists (every field from the input); 404 when it has no such list. */
-export async function replaceList(
+/**
+ * `PUT /keyword-lists/{id}`: a body with `name`, `type` and `keywords` replaces the list (an
+ * absent `sourceCategories` becomes null, as before); any other body sets only the fields sent.
+ * 400 `validation_error` when none of the four fields is sent; 404 when the account has no such
+ * list.
+ */
+export async function updateList(
   db: DbOrTrx,
   accountId: number,
   id: number,
-  input: KeywordListInput,
+  input: KeywordListUpdate,
 ): Promise<KeywordList> {
-  const content = toKeywordListContent(input);
-  const list = await replaceKeywordList(db, accountId, id, content);
+  const sent = (["name", "type", "keywords", "sourceCategories"] as const).filter(
+    (key) => input[key] !== undefined,
+  );
+  if (sent.length === 0) {
+    throw errors.validation("Send at least one of name, type, keywords, sourceCategories.", [
+      { path: ["body"], message: "must have at least one of name, type, keywords, sourceCategories" },
+    ]);
+  }
+  const changes = cleanFields(input);
+  const fullReplacement =
+    input.name !== undefined && input.type !== undefined && input.keywords !== undefined;
+  if (fullReplacement && input.sourceCategories === undefined) changes.sourceCategories = null;
+  const list = await updateKeywordList(db, accountId, id, changes);
   if (!list) throw errors.notFound("Keyword list not found.");
   return list;
+}
+
+/** The account's lists among `ids`; ids of lists it does not have are left out. */
+export function findListsByIds(
+  db: DbOrTrx,
+  accountId: number,
+  ids: readonly number[],
+): Promise<KeywordList[]> {
+  return findKeywordListsByIds(db, accountId, ids);
 }
 
 /** Deletes one of the account's lists; 404 when it has no such list. */

@@ -11,9 +11,13 @@ import { LEAD_RECORD_COLUMNS } from "../leads/repository.js";
 /** Entries read per statement while writing a file. */
 const ENTRY_CHUNK = 1_000;
 
+/** Most key-value pairs of one `jsonb_build_object` call (PostgreSQL takes at most 100 arguments). */
+const PAIRS_PER_CALL = 50;
+
 /**
  * A copied snapshot of an older entry (`lead_snapshot`, database-style or camelCase keys) as the
- * JSON of a `leads` row: one member per column, read from the alias or the API name.
+ * JSON of a `leads` row: one member per column of the catalogue, read from the alias or the API
+ * name (several `jsonb_build_object` calls joined by `||`).
  */
 function copiedSnapshotAsRow(snapshot: RawBuilder<unknown>): RawBuilder<unknown> {
   const seen = new Set<string>();
@@ -28,7 +32,11 @@ function copiedSnapshotAsRow(snapshot: RawBuilder<unknown>): RawBuilder<unknown>
     );
     members.push(sql`${sql.lit(field.column)}::text, coalesce(${value})`);
   }
-  return sql`jsonb_build_object(${sql.join(members)})`;
+  const calls: RawBuilder<unknown>[] = [];
+  for (let at = 0; at < members.length; at += PAIRS_PER_CALL) {
+    calls.push(sql`jsonb_build_object(${sql.join(members.slice(at, at + PAIRS_PER_CALL))})`);
+  }
+  return sql`(${sql.join(calls, sql` || `)})`;
 }
 
 /** The columns the cell encoders read, from a row aliased `alias`. */

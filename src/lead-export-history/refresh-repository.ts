@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
+import { leadFieldSql } from "../leads/field-sql.js";
 import { LEAD_FIELDS, type LeadField } from "../leads/fields.js";
 import type { LeadRecord } from "../leads/lead.js";
 import { LEAD_RECORD_COLUMNS, leadRecordFromRow, type LeadRecordRow } from "../leads/repository.js";
@@ -29,19 +30,16 @@ export async function lockEntries(
 
 /**
  * A snapshot field's value in SQL, from a row of `leads` or `lead_versions` aliased `t`, as the
- * presenter derives it (src/leads/presenter.ts): `website` the registered URL or else the crawled
- * one, `phoneTotal` the phones given, times to the millisecond the API shows; null for
- * `databaseType` (the same for every lead).
+ * snapshot shows it (leadFieldSql: `website` the registered URL or else the crawled one,
+ * `phoneTotal` the phones given, ...), date-times to the millisecond the API shows (compared as
+ * timestamps, not as text); null for the id and for constants (the same for every lead).
  */
 function snapshotValueSql(field: LeadField, t: string): RawBuilder<unknown> | null {
-  const col = (name: string) => sql.ref(`${t}.${name}`);
-  if (field.name === "website") return sql`coalesce(${col("registered_url")}, ${col("crawled_url")})`;
-  if (field.name === "phoneTotal") {
-    return sql`((coalesce(${col("phone")}, '') <> '')::int + (coalesce(${col("phone_secondary")}, '') <> '')::int)`;
+  if (field.column === "id" || field.derived?.kind === "constant") return null;
+  if (field.type === "timestamp" && field.column !== null) {
+    return sql`date_trunc('milliseconds', ${sql.ref(`${t}.${field.column}`)})`;
   }
-  if (field.column === null || field.column === "id") return null;
-  if (field.type === "timestamp") return sql`date_trunc('milliseconds', ${col(field.column)})`;
-  return col(field.column);
+  return leadFieldSql(field, t);
 }
 
 /** The snapshot keys whose values differ between rows `v` and `l`, in field order (a text[]). */

@@ -1,7 +1,8 @@
 /**
- * A lead of the database as the service handles it (domain form: camelCase, dates as Date, the
- * plain-date `foundedDate` as `YYYY-MM-DD`). Repositories build it from rows; presenters build the
- * API shapes from it.
+ * A lead of the database as the service handles it (domain form: camelCase, date-times as Date,
+ * plain dates as `YYYY-MM-DD`): `externalId` and one member per stored field of the catalogue
+ * (`STORED_LEAD_FIELDS` of fields.ts, under its name; test/lead-fields.test.ts checks both ways).
+ * Repositories build it from rows; presenters build the API shapes from it.
  */
 export interface LeadRecord {
   id: number;
@@ -45,14 +46,30 @@ export interface LeadRecord {
   openingHours: string | null;
   socialProfiles: Record<string, string>;
   webTechnologies: string[];
-}
-
-/** The business's main website: the registered URL, or the crawled URL when it has none. */
-export function leadWebsite(lead: Pick<LeadRecord, "registeredUrl" | "crawledUrl">): string | null {
-  return lead.registeredUrl ?? lead.crawledUrl ?? null;
-}
-
-/** How many phone numbers the lead has (0-2). */
-export function leadPhoneTotal(lead: Pick<LeadRecord, "phone" | "phoneSecondary">): number {
-  return (lead.phone ? 1 : 0) + (lead.phoneSecondary ? 1 : 0);
+  registrationDate: string | null;
+  redirect: boolean | null;
+  timeScraped: Date | null;
+  addressFull: string | null;
+  addressSource: string | null;
+  emailPrimaryProvider: string | null;
+  websiteEmailProvider: string | null;
+  websiteEmailSecurity: string[];
+  founderEmails: string[];
+  founderPhones: string[];
+  latitude: number | null;
+  longitude: number | null;
+  areaServed: string | null;
+  offers: string | null;
+  brand: string | null;
+  slogan: string | null;
+  logoUrl: string | null;
+  platform: string | null;
+  bookingOpsCrmSoftware: string | null;
+  reputationChatSoftware: string | null;
+  marketingEmailSoftware: string | null;
+  adPixels: string | null;
+  paymentFinancingSoftware: string | null;
+  openPositions: number | null;
+  ratingValue: number | null;
+  duns: string | null;
 }

@@ -1,5 +1,7 @@
 import type { components } from "../../generated/api.js";
-import { leadPhoneTotal, leadWebsite, type LeadRecord } from "./lead.js";
+import { compileShape, member } from "./compiled-shape.js";
+import { LEAD_FIELDS, storedFieldOf, type LeadField } from "./fields.js";
+import type { LeadRecord } from "./lead.js";
 
 /** The API's Lead (search, preview, export). */
 export type ApiLead = components["schemas"]["Lead"];
@@ -16,61 +18,45 @@ export const MASKED_EMAIL_FIELDS = [
   "emailTier5",
   "emailTier6",
 ] as const;
+/** List fields a preview masks item by item, as the real service does. */
+export const MASKED_PHONE_LIST_FIELDS = ["founderPhones"] as const;
+export const MASKED_EMAIL_LIST_FIELDS = ["founderEmails"] as const;
 
 /**
- * The API's Lead: every field present, a value the database lacks is null, lists are empty
- * arrays (`aiCategoryEstimation` stays null while not classified). `website` is the registered
- * URL or, without one, the crawled URL; `address` is the street line; `phoneTotal` counts phones.
+ * The JavaScript of a field's value in the API's Lead, read from the LeadRecord `lead` (an
+ * expression, `v` by default) of a compiled shape; date-times call the helper `isoOrNull`
+ * (LEAD_SHAPE_HELPERS).
  */
-export function toLead(lead: LeadRecord): ApiLead {
-  return {
-    id: lead.id,
-    databaseType: "other",
-    companyName: lead.companyName,
-    website: leadWebsite(lead),
-    registeredUrl: lead.registeredUrl,
-    crawledUrl: lead.crawledUrl,
-    email: lead.email,
-    emailSecondary: lead.emailSecondary,
-    emailTier1: lead.emailTier1,
-    emailTier2: lead.emailTier2,
-    emailTier3: lead.emailTier3,
-    emailTier4: lead.emailTier4,
-    emailTier5: lead.emailTier5,
-    emailTier6: lead.emailTier6,
-    phone: lead.phone,
-    phoneSecondary: lead.phoneSecondary,
-    phoneTotal: leadPhoneTotal(lead),
-    address: lead.street,
-    street: lead.street,
-    city: lead.city,
-    state: lead.state,
-    zip: lead.zip,
-    country: lead.country,
-    category: lead.category,
-    description: lead.description,
-    longDescription: lead.longDescription,
-    aiCategoryEstimation: lead.aiCategoryEstimation,
-    stars: lead.stars,
-    reviewCount: lead.reviewCount,
-    websiteSchemaTypes: lead.websiteSchemaTypes,
-    lastBuyingSignal: lead.lastBuyingSignal?.toISOString() ?? null,
-    buyingSignalType: lead.buyingSignalType,
-    lastUpdated: lead.lastUpdated?.toISOString() ?? null,
-    employees: lead.employees,
-    foundedDate: lead.foundedDate,
-    numberOfLocations: lead.numberOfLocations,
-    isChain: lead.isChain,
-    priceRange: lead.priceRange,
-    legalName: lead.legalName,
-    naicsCode: lead.naicsCode,
-    founders: lead.founders,
-    openingHours: lead.openingHours,
-    // The generated type reads `unevaluatedProperties: string` as Record<string, never>.
-    socialProfiles: lead.socialProfiles as ApiLead["socialProfiles"],
-    webTechnologies: lead.webTechnologies,
-  };
+export function apiValueCode(field: LeadField, lead = "v"): string {
+  const derived = field.derived;
+  if (derived?.kind === "constant") return JSON.stringify(derived.value);
+  if (derived?.kind === "firstOf") {
+    return [...derived.columns.map((c) => member(lead, storedFieldOf(c).name)), "null"].join(" ?? ");
+  }
+  if (derived?.kind === "countSet") {
+    return derived.columns.map((c) => `(${member(lead, storedFieldOf(c).name)} ? 1 : 0)`).join(" + ");
+  }
+  const value = member(lead, field.copyOf ?? field.name);
+  return field.type === "timestamp" ? `isoOrNull(${value})` : value;
 }
+
+/** The helpers apiValueCode's expressions call. */
+export const LEAD_SHAPE_HELPERS = {
+  isoOrNull: (value: Date | null): string | null => (value === null ? null : value.toISOString()),
+};
+
+/**
+ * The API's Lead: every field of the catalogue (src/leads/fields.ts) in its order, compiled once
+ * (src/leads/compiled-shape.ts). A value the database lacks is null, lists are empty arrays
+ * (`aiCategoryEstimation` stays null while not classified). `website` is the registered URL or,
+ * without one, the crawled URL; `address` is the street line; `phoneTotal` counts phones;
+ * date-times are ISO 8601 strings.
+ */
+export const toLead: (lead: LeadRecord) => ApiLead = compileShape(
+  "toLead",
+  LEAD_FIELDS.map((field) => [field.name, apiValueCode(field)] as const),
+  LEAD_SHAPE_HELPERS,
+);
 
 /**
  * Masks a phone number, keeping the area code and the last two digits: `(512) 555-0142` ->
@@ -103,5 +89,9 @@ export function toMaskedLead(lead: LeadRecord): ApiLead {
   const out = toLead(lead);
   for (const field of MASKED_PHONE_FIELDS) out[field] = maskPhone(out[field]);
   for (const field of MASKED_EMAIL_FIELDS) out[field] = maskEmail(out[field]);
+  for (const field of MASKED_PHONE_LIST_FIELDS)
+    out[field] = out[field].map((phone) => maskPhone(phone) ?? "***");
+  for (const field of MASKED_EMAIL_LIST_FIELDS)
+    out[field] = out[field].map((email) => maskEmail(email) ?? "***");
   return out;
 }

@@ -82,9 +82,9 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: "export_leads",
     title: "Export leads to a file",
     operationId: "exportLeads",
-    description: `Exports the leads of a search as a CSV, XLSX or JSON file in an export format. ${CHARGES} ${JOB} The result lists the files with signed download links (valid for a short time).`,
+    description: `Exports the leads of a search as a CSV, XLSX or JSON file in an export format. ${CHARGES} ${JOB} The result lists the files with their download paths (\`downloadUrl\`, with the API key) and signed direct links (\`directDownloadUrl\`, valid for a short time, no key).`,
     annotations: { ...WRITE, openWorldHint: true },
-    shaping: { fixedBody: { inline: false } },
+    shaping: { fixedBody: { inline: false }, omit: ["inline"] },
   },
   {
     name: "get_job",

@@ -11,7 +11,7 @@ import type { FileStorage } from "../../src/storage/file-storage.js";
 
 let sequence = 0;
 
-/** A lead in the API's camelCase shape; any field can be overridden. */
+/** A lead in the API's camelCase shape (every field of the catalogue); any field can be overridden. */
 export function sampleLead(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   sequence += 1;
   return {
@@ -59,6 +59,32 @@ export function sampleLead(overrides: Record<string, unknown> = {}): Record<stri
     openingHours: "Mo-Fr 08:00-17:00",
     socialProfiles: { facebook: "https://facebook.com/acme" },
     webTechnologies: ["WordPress"],
+    registrationDate: "2018-11-20",
+    redirect: false,
+    timeScraped: "2026-10-28T09:15:00.000Z",
+    addressFull: "1 Main St, Austin, TX 78701",
+    addressSource: "schema_org",
+    emailPrimaryProvider: "google.com",
+    websiteEmailProvider: "google.com",
+    websiteEmailSecurity: ["spf", "dmarc"],
+    founderEmails: [`ann@acme${sequence}.example.com`],
+    founderPhones: ["(512) 555-0111"],
+    latitude: 30.2672,
+    longitude: -97.7431,
+    areaServed: "Greater Austin Area",
+    offers: "Free estimates",
+    brand: `Acme ${sequence}`,
+    slogan: "Done right the first time",
+    logoUrl: `https://acme${sequence}.example.com/logo.png`,
+    platform: "WordPress",
+    bookingOpsCrmSoftware: "Housecall Pro",
+    reputationChatSoftware: null,
+    marketingEmailSoftware: "Mailchimp",
+    adPixels: "Meta Pixel, Google Ads",
+    paymentFinancingSoftware: null,
+    openPositions: 2,
+    ratingValue: 4.8,
+    duns: null,
     ...overrides,
   };
 }

@@ -1,25 +1,18 @@
+import type { Insertable } from "kysely";
 import { expect } from "vitest";
 import { hashApiKey } from "../../src/auth/api-keys.js";
 import { revokeKeyByHash } from "../../src/auth/repository.js";
 import type { Db } from "../../src/db/database.js";
+import type { LeadsTable } from "../../src/db/schema/leads.js";
 import type { TestApp } from "./app.js";
 import { buildAccount } from "./factories.js";
 
 let sequence = 0;
 
-/** A lead in the lead database; any column can be overridden. */
+/** A lead in the lead database; any column can be overridden (the new fields' too). */
 export async function buildLead(
   db: Db,
-  overrides: Partial<{
-    company_name: string | null;
-    registered_url: string | null;
-    crawled_url: string | null;
-    email: string | null;
-    phone: string | null;
-    city: string | null;
-    state: string | null;
-    last_updated: Date | null;
-  }> = {},
+  overrides: Partial<Omit<Insertable<LeadsTable>, "id">> = {},
 ): Promise<{ leadId: number }> {
   sequence += 1;
   const row = await db

@@ -20,6 +20,7 @@ import * as m1900 from "./2026_11_24_1900_search_speed.js";
 import * as m251100 from "./2026_11_25_0100_search_state_text_index.js";
 import * as m251300 from "./2026_11_25_0300_search_signal_index.js";
 import * as m270100 from "./2026_11_27_0100_lead_fields.js";
+import * as m270200 from "./2026_11_27_0200_export_history_filters.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_0100_search_state_text_index": m251100,
   "2026_11_25_0300_search_signal_index": m251300,
   "2026_11_27_0100_lead_fields": m270100,
+  "2026_11_27_0200_export_history_filters": m270200,
 };

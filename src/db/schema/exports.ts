@@ -1,4 +1,4 @@
-import type { Generated, JSONColumnType } from "kysely";
+import type { ColumnType, Generated, JSONColumnType } from "kysely";
 import type { CreatedAt, NullableTimestamp, Timestamp } from "./accounts.js";
 
 /** One column of an export format as stored (the API's FieldMapping). */
@@ -49,6 +49,8 @@ export interface ExportHistoryTable {
   storage_key: string;
   /** Set when the cleanup task removed the bytes (after expiry). */
   file_deleted_at: NullableTimestamp;
+  /** The export's search parameters (searchFiltersToJson); null when not written from a search. */
+  filters: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   expires_at: Timestamp;
 }

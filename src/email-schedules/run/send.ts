@@ -13,8 +13,9 @@ import { toFileFormat } from "../../export-formats/format.js";
 import { resolveExportFormat } from "../../export-formats/service.js";
 import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { recordExportFiles } from "../../export-history/service.js";
+import { presetSearchFilters } from "../../filter-presets/service.js";
 import { ApiError, errors } from "../../http/errors.js";
-import { parseSearchFilters, type SearchFilters } from "../../leads/search/filters.js";
+import type { SearchFilters } from "../../leads/search/filters.js";
 import { tuneSearch } from "../../leads/search/settings.js";
 import { recordDeliveredLeads } from "../../leads/versions.js";
 import { enqueueMail } from "../../mail/queue.js";
@@ -485,18 +486,17 @@ async function chargeOrReselect(trx: Trx, charge: Parameters<typeof chargeDelive
   }
 }
 
-/** The preset's search filters, or undefined when the preset is gone or holds no usable search. */
+/**
+ * The preset's search filters, or undefined when the preset is gone or holds no usable search (a
+ * hash preset is translated with the account's keyword lists as they are now: presetSearchFilters).
+ */
 export async function presetFiltersOf(
   db: Db,
   schedule: Pick<EmailSchedule, "accountId" | "filterPresetId">,
 ): Promise<SearchFilters | undefined> {
   const raw = await findPresetFilters(db, schedule.accountId, schedule.filterPresetId);
   if (!raw) return undefined;
-  try {
-    return parseSearchFilters(raw, "body");
-  } catch {
-    return undefined;
-  }
+  return presetSearchFilters(db, schedule.accountId, raw);
 }
 
 /** The outcome for people. */

@@ -28,11 +28,16 @@ export function chunks<T>(items: readonly T[], size = ID_CHUNK): T[][] {
 /** How the candidates of an export are ordered and narrowed. */
 export interface CandidateQuery {
   accountId: number;
+  /** The search (with `selectedIds`: only its sort is used). */
   filters: SearchFilters;
+  /** Exactly these leads instead of the search's matches; null for the search. */
+  selectedIds: readonly number[] | null;
   /** New leads before previously exported ones. */
   newFirst: boolean;
   /** Only leads the account already received (`maxCredits: 0`). */
   onlyReceived: boolean;
+  /** Only leads the account has not received (`excludePurchased`). */
+  onlyNew: boolean;
   /** Read the leads' URLs too (to check them against a blacklist). */
   withUrls: boolean;
 }
@@ -44,12 +49,23 @@ function candidateOrder(query: CandidateQuery): RawBuilder<unknown> {
   return sql`${groups} ${sortColumn(query.filters)} ${dir} nulls last, leads.id ${dir}`;
 }
 
+/** Which leads are candidates: the search's matches, or the selected ids. */
+function candidateCondition(query: CandidateQuery): RawBuilder<unknown> {
+  const matches = query.selectedIds
+    ? sql`leads.id = any(cast(${[...query.selectedIds]} as integer[]))`
+    : searchCondition(query.filters);
+  const received = query.onlyReceived ? sql` and h.lead_id is not null` : sql``;
+  const fresh = query.onlyNew ? sql` and h.lead_id is null` : sql``;
+  return sql`${matches}${received}${fresh}`;
+}
+
 /**
- * Every lead matching the export's filters, in export order, with whether the account received it
- * and whether it is in the account's lead reservoir (and its URLs when asked), read through a
- * cursor in batches (memory stays flat however many leads match). Needs a transaction (the cursor
- * lives in it, with the search's settings: tuneSearch, src/leads/search/settings.ts) and must be
- * its last use of the name `export_candidates`; stop iterating early when enough leads were taken.
+ * Every lead matching the export's filters (or of its selected ids), in export order, with whether
+ * the account received it and whether it is in the account's lead reservoir (and its URLs when
+ * asked), read through a cursor in batches (memory stays flat however many leads match). Needs a
+ * transaction (the cursor lives in it, with the search's settings: tuneSearch,
+ * src/leads/search/settings.ts) and must be its last use of the name `export_candidates`; stop
+ * iterating early when enough leads were taken.
  */
 export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate[]> {
   const urls = query.withUrls ? sql`leads.registered_url, leads.crawled_url` : sql`null, null`;
@@ -60,7 +76,7 @@ export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncG
     left join lead_export_history h on h.account_id = ${query.accountId} and h.lead_id = leads.id
     left join lead_reservoir r
       on r.account_id = ${query.accountId} and r.lead_id = leads.id and r.expires_at > now()
-    where ${searchCondition(query.filters)} ${query.onlyReceived ? sql`and h.lead_id is not null` : sql``}
+    where ${candidateCondition(query)}
     order by ${candidateOrder(query)}`.execute(trx);
   // The cursor closes with the transaction, also when the caller stops early.
   for (;;) {

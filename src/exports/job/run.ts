@@ -12,11 +12,13 @@ import {
   deleteExportFiles,
   exportFolder,
   writeExportFiles,
+  writeStoredFiles,
+  type StoredExport,
   type WrittenExport,
 } from "../../export-files/store.js";
-import type { ExportJobInput } from "./input.js";
-import { parseSearchFilters } from "../../leads/search/filters.js";
-import { toLeadExportLinks } from "./presenter.js";
+import type { LinkSigner } from "../../export-history/service.js";
+import { exportLeadsOf, type ExportJobInput } from "./input.js";
+import { toLeadExportAnswer } from "./presenter.js";
 import {
   addToReservoir,
   deleteExpiredReservoir,
@@ -40,11 +42,10 @@ const PROGRESS_EVERY = 5_000;
  * answered (commit refuses) and charges nothing; files of a run that did not commit are removed.
  */
 export async function runExport(input: ExportJobInput, job: JobContext): Promise<ExportAnswer> {
-  const filters = parseSearchFilters(input.filters, "body");
   await job.progress({ phase: "selecting", done: 0, total: 0, label: "leads" });
   const selection = await selectExport(
     job.db,
-    { accountId: job.accountId, filters, caps: input.caps, format: input.format },
+    { accountId: job.accountId, leads: exportLeadsOf(input), caps: input.caps, format: input.format },
     job.signal,
   );
   // Checked again here: the matches may have changed since the request was checked.
@@ -57,20 +58,23 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
   const stopWriting = new AbortController();
   const signal = AbortSignal.any([job.signal, stopWriting.signal]);
   const rows = streamExportBatches(job.db, ids, columnsOf(input.format), input.format.fileType);
-  const writing = writeExportFiles(job.storage, {
+  const toWrite = {
     accountId: job.accountId,
     rows: withProgress(rows, job, total, signal),
     totalCount: total,
     format: input.format,
     exportId: attemptExportId(job.jobId, job.attempt),
-  });
+  };
+  // Only the file answer needs a ZIP of a split export; the JSON answers name each file.
+  const writing: Promise<StoredExport & Partial<WrittenExport>> =
+    input.answer === "file" ? writeExportFiles(job.storage, toWrite) : writeStoredFiles(job.storage, toWrite);
   // Awaited in the transaction; a failure before that is handled below.
   writing.catch(() => undefined);
 
-  let written: WrittenExport | undefined;
+  let written: (StoredExport & Partial<WrittenExport>) | undefined;
   let answer: ExportAnswer | undefined;
   try {
-    const signer = input.inline ? null : linkSigner(job, input.publicBaseUrl);
+    const signer = linkSigner(job, input.publicBaseUrl);
     await job.db.transaction().execute(async (trx) => {
       const charged = await chargeDelivery(trx, {
         accountId: job.accountId,
@@ -92,6 +96,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
         written: files,
         formatName: input.format.name,
         method: "api",
+        filters: input.filters,
       });
       await emitExportEvents(trx, {
         accountId: job.accountId,
@@ -111,10 +116,6 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
     const done = written ?? (await writing.catch(() => undefined));
     if (done) await deleteExportFiles(job.storage, storageKeysOf(done));
     throw err;
-  }
-  // The links name the files themselves; a ZIP made for an inline answer is not needed.
-  if (!input.inline && written!.answer.temporary) {
-    await deleteExportFiles(job.storage, [written!.answer.storageKey]);
   }
   return answer!;
 }
@@ -136,9 +137,9 @@ async function removeEarlierAttempts(job: JobContext): Promise<void> {
 }
 
 /** Every stored file of a written export (the answer ZIP included). */
-function storageKeysOf(written: WrittenExport): string[] {
+function storageKeysOf(written: StoredExport & Partial<WrittenExport>): string[] {
   const keys = written.files.map((f) => f.storageKey);
-  if (written.answer.temporary) keys.push(written.answer.storageKey);
+  if (written.answer?.temporary) keys.push(written.answer.storageKey);
   return keys;
 }
 
@@ -170,33 +171,43 @@ async function deliverExport(trx: Trx, job: JobContext, selection: Selection): P
 /** An answer of `POST /leads/export`. */
 type ExportAnswer = JobAnswerOf<"exportLeads">;
 
-/** The job's answer: the file (a ZIP when split), or with `inline: false` the links. */
+/**
+ * The job's answer in the form the request asked: the file (a ZIP when split), or the JSON answer
+ * with each file's contents (`json`) or links (`links`).
+ */
 function exportAnswer(
   input: ExportJobInput,
   selection: Selection,
-  written: WrittenExport,
+  written: StoredExport & Partial<WrittenExport>,
   entries: ExportHistoryEntry[],
   charged: DeliveryCharged,
-  signer: { signingSecret: string; publicBaseUrl: string } | null,
+  signer: LinkSigner,
 ): ExportAnswer {
   const headers = selection.capped ? { "X-Credits-Capped": "true" as const } : {};
-  if (!signer) {
-    const { storageKey, contentType, fileName, temporary } = written.answer;
+  if (input.answer === "file") {
+    const { storageKey, contentType, fileName, temporary } = written.answer!;
     return { status: 200, headers, file: { storageKey, contentType, fileName, shared: !temporary } };
   }
-  const body = toLeadExportLinks(signer, entries, {
-    leadCount: selection.leads.length,
-    creditsUsedTenths: charged.tenths,
-    creditsRemainingTenths: charged.remainingTenths,
-  });
+  const body = toLeadExportAnswer(
+    signer,
+    entries,
+    {
+      leadCount: selection.leads.length,
+      creditsUsedTenths: charged.tenths,
+      creditsRemainingTenths: charged.remainingTenths,
+      caps: input.caps,
+      overflowCount: selection.overflow.length,
+    },
+    input.answer === "json",
+  );
   return { status: 200, headers, body: { data: body } };
 }
 
 /**
- * What signs the `inline: false` links: the deployment's signing secret (given to the worker,
+ * What signs the JSON answer's links: the deployment's signing secret (given to the worker,
  * src/main.ts), and the base URL of the API that took the request.
  */
-function linkSigner(job: JobContext, publicBaseUrl: string) {
+function linkSigner(job: JobContext, publicBaseUrl: string): LinkSigner {
   return { signingSecret: job.signingSecret, publicBaseUrl };
 }
 

@@ -2,18 +2,18 @@ import { getAccountWithBalance } from "../../accounts/service.js";
 import { spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
 import { blacklistedDomains } from "../../export-blacklist/match.js";
-import type { SearchFilters } from "../../leads/search/filters.js";
 import { tuneSearch } from "../../leads/search/settings.js";
 import { withLeadQuerySlot } from "../../leads/search/capacity.js";
 import type { FileFormat } from "../../export-files/format.js";
 import { assertExportFits, formatLeadCapacity } from "../../export-files/split.js";
+import type { ExportLeads } from "./input.js";
 import { streamCandidates } from "./repository.js";
 import { exportLimit, newLeadsFirst, selectLeads, type ExportCaps, type Selection } from "./selection.js";
 
 /** What an export selects from. */
 export interface ExportSelectionRequest {
   accountId: number;
-  filters: SearchFilters;
+  leads: ExportLeads;
   caps: ExportCaps;
   format: FileFormat;
 }
@@ -44,11 +44,14 @@ export async function selectExport(
       // The search's settings (64 MB of sort memory: 200,000 candidates sort in memory), as a
       // search with many terms: bounded well below the job's time limit.
       await tuneSearch(trx);
+      const { filters, selectedIds, excludePurchased } = request.leads;
       const candidates = streamCandidates(trx, {
         accountId: request.accountId,
-        filters: request.filters,
+        filters,
+        selectedIds,
         newFirst: newLeadsFirst(request.caps),
         onlyReceived: request.caps.maxCredits === 0,
+        onlyNew: excludePurchased,
         withUrls: blacklist.size > 0,
       });
       return selectLeads(abortable(candidates, signal), {

@@ -55,9 +55,12 @@ function changedTo(
     then ${reason}::text end`;
 }
 
-/** Whether the address gets a new value: a part of it set and different from the stored one. */
+/**
+ * Whether the address gets a new value: the full address or a part of it set and different from
+ * the stored one.
+ */
 function addressChanged(): RawBuilder<unknown> {
-  const parts = ["street", "city", "state", "zip"].map((c) => {
+  const parts = ["address_full", "street", "city", "state", "zip"].map((c) => {
     const fresh = sql.ref(`excluded.${c}`);
     return sql`(${isSet(fresh)} and btrim(${fresh}) is distinct from btrim(${sql.ref(`leads.${c}`)}))`;
   });

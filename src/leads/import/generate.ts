@@ -1,20 +1,34 @@
 import {
+  AD_PIXELS,
+  ADDRESS_SOURCES,
+  AREA_SHAPES,
+  BOOKING_OPS_CRM_SOFTWARE,
   BUYING_SIGNALS,
   DESCRIPTION_SHAPES,
   EMAIL_BOXES,
   FIRST_NAMES,
   FREE_MAIL,
+  FREE_MAIL_PROVIDERS,
   GENERIC_SCHEMA_TYPES,
   HOURS,
   LAST_NAMES,
+  LOGO_PATHS,
+  MAIL_PROVIDERS,
+  MARKETING_EMAIL_SOFTWARE,
   NAME_SHAPES,
   NAME_WORDS,
+  OFFERS,
+  PAYMENT_FINANCING_SOFTWARE,
+  PLATFORMS,
+  REPUTATION_CHAT_SOFTWARE,
+  SLOGAN_SHAPES,
   STATES,
   STREET_NAMES,
   STREET_SUFFIXES,
   TLDS,
   TRADES,
   WEB_TECHNOLOGIES,
+  type StateInfo,
 } from "./generate-data.js";
 import type { LeadImportRecord } from "./record.js";
 
@@ -104,6 +118,118 @@ function socialPage(r: Random, handle: string, citySlug: string): string {
   }
 }
 
+/** What addSiteFacts knows of a lead beyond its record. */
+interface LeadContext {
+  state: StateInfo;
+  city: StateInfo["cities"][number];
+  /** The registered site's domain; null without a site. */
+  domain: string | null;
+  tradeWord: string;
+  first: string;
+  last: string;
+  founded: number;
+  signalAt: number;
+  signals: readonly string[];
+}
+
+const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const round = (value: number, digits: number) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+/** One to `max` distinct names of `items`, comma-separated (the software columns). */
+function names(r: Random, items: readonly string[], max: number): string {
+  return r.some(items, r.int(1, max)).join(", ");
+}
+
+/**
+ * The facts a crawl of the lead's site and its records gives (registration date, redirect, crawl
+ * time, MX providers and e-mail security, founder contacts, coordinates, the schema.org details,
+ * the software found, job postings, the site's rating, DUNS number), drawn from `r` and set on
+ * `lead` in catalogue order. Mostly only for leads with a site, and each only sometimes.
+ */
+function addSiteFacts(lead: LeadImportRecord, r: Random, c: LeadContext): void {
+  const site = c.domain !== null;
+  const crawledElsewhere =
+    c.domain !== null && lead.crawledUrl != null && !lead.crawledUrl.includes(c.domain);
+  const fresh = c.signals.some((s) => s === "new_domain" || s === "new_website" || s === "new_registration");
+  const domainMx = site && r.chance(0.9) ? r.pick(MAIL_PROVIDERS) : null;
+  const mailDomain = lead.email ? lead.email.slice(lead.email.lastIndexOf("@") + 1) : null;
+  const big = domainMx === "google.com" || domainMx === "outlook.com";
+  const security = domainMx
+    ? [
+        ["spf", big ? 0.95 : 0.8],
+        ["dkim", big ? 0.75 : 0.4],
+        ["dmarc", big ? 0.5 : 0.3],
+      ]
+        .filter(([, p]) => r.chance(p as number))
+        .map(([name]) => name as string)
+    : [];
+  if (security.includes("dmarc") && r.chance(0.06)) security.push("bimi");
+  const founded = lead.founders !== null && lead.founders !== undefined && lead.founders.length > 0;
+  const located = (lead.city ?? lead.address ?? null) !== null && r.chance(0.96);
+
+  lead.emailPrimaryProvider =
+    mailDomain === null
+      ? null
+      : mailDomain === c.domain
+        ? domainMx
+        : (FREE_MAIL_PROVIDERS[mailDomain] ?? null);
+  lead.websiteEmailProvider = domainMx;
+  lead.websiteEmailSecurity = domainMx ? (security.length > 0 ? security : ["none"]) : [];
+  lead.addressFull = lead.address
+    ? [lead.address, lead.city, `${lead.state}${lead.zip ? ` ${lead.zip}` : ""}`].filter(Boolean).join(", ")
+    : null;
+  lead.addressSource = lead.address ? r.pick(ADDRESS_SOURCES) : null;
+  // Within about 4 km of the city centre: inside the state.
+  lead.latitude = located ? round(c.city.latitude + (r.next() - 0.5) * 0.08, 6) : null;
+  lead.longitude = located ? round(c.city.longitude + (r.next() - 0.5) * 0.08, 6) : null;
+  lead.ratingValue =
+    site && (lead.websiteSchemaTypes?.length ?? 0) > 0 && r.chance(0.3)
+      ? Math.min(5, lead.stars ?? round(3.8 + 1.2 * Math.sqrt(r.next()), 1))
+      : null;
+  lead.registrationDate = site
+    ? dateOf(
+        fresh && r.chance(0.8)
+          ? c.signalAt - r.int(0, 120) * DAY_MS
+          : Math.min(Date.UTC(r.int(1997, 2025), r.int(0, 11), r.int(1, 28)), c.signalAt),
+      )
+    : null;
+  lead.redirect = site ? crawledElsewhere || r.chance(0.02) : null;
+  lead.timeScraped = lead.crawledUrl
+    ? new Date(Math.floor((GENERATOR_REFERENCE_DATE - r.next() * 60 * DAY_MS) / 1000) * 1000).toISOString()
+    : null;
+  lead.openPositions =
+    site && r.chance(0.15)
+      ? r.chance(0.3)
+        ? 0
+        : Math.min(12, 1 + Math.floor(-Math.log(1 - r.next()) * 2))
+      : null;
+  lead.duns = r.chance(0.08) ? String(r.int(10_000_000, 999_999_999)).padStart(9, "0") : null;
+  lead.founderEmails =
+    founded && r.chance(0.5)
+      ? [site ? `${c.first}@${c.domain}` : `${c.first}.${c.last}@${r.pick(FREE_MAIL)}`]
+      : [];
+  lead.founderPhones = founded && r.chance(0.3) ? [phone(r, c.city.area)] : [];
+  lead.areaServed = r.chance(0.3)
+    ? fill(r.pick(AREA_SHAPES), { city: c.city.name, state: c.state.code })
+    : null;
+  lead.offers = site && r.chance(0.2) ? r.pick(OFFERS) : null;
+  lead.brand = site && r.chance(0.15) ? (lead.companyName ?? "").replace(/ (LLC|Co\.)$/, "") : null;
+  lead.slogan = r.chance(0.2)
+    ? fill(r.pick(SLOGAN_SHAPES), {
+        trade: c.tradeWord,
+        city: c.city.name,
+        year: String(new Date(c.founded).getUTCFullYear()),
+      })
+    : null;
+  lead.logoUrl = site && r.chance(0.5) ? `https://www.${c.domain}${r.pick(LOGO_PATHS)}` : null;
+  lead.platform = site && r.chance(0.85) ? r.pick(PLATFORMS) : null;
+  lead.bookingOpsCrmSoftware = site && r.chance(0.25) ? names(r, BOOKING_OPS_CRM_SOFTWARE, 2) : null;
+  lead.reputationChatSoftware = site && r.chance(0.18) ? names(r, REPUTATION_CHAT_SOFTWARE, 2) : null;
+  lead.marketingEmailSoftware = site && r.chance(0.22) ? names(r, MARKETING_EMAIL_SOFTWARE, 2) : null;
+  lead.adPixels = site && r.chance(0.35) ? names(r, AD_PIXELS, 3) : null;
+  lead.paymentFinancingSoftware = site && r.chance(0.12) ? names(r, PAYMENT_FINANCING_SOFTWARE, 2) : null;
+}
+
 /** Lead `n` (from 1) of seed `seed`: a realistic, entirely made-up US small business. */
 export function generateLead(seed: number, n: number): LeadImportRecord {
   const r = new Random(leadSeed(seed, n));
@@ -167,7 +293,7 @@ export function generateLead(seed: number, n: number): LeadImportRecord {
   const locations = r.chance(0.3) ? (r.chance(0.7) ? 1 : r.int(2, 12)) : null;
   const handle = words.join("");
 
-  return {
+  const lead: LeadImportRecord = {
     id: `gen-${seed}-${n}`,
     companyName,
     registeredUrl,
@@ -227,6 +353,19 @@ export function generateLead(seed: number, n: number): LeadImportRecord {
     ) as Record<string, string>,
     webTechnologies: registeredUrl && r.chance(0.65) ? r.some(WEB_TECHNOLOGIES, r.int(1, 4)) : [],
   };
+  // The fields added later come from a second PRNG of the lead, so the ones above stay as they were.
+  addSiteFacts(lead, new Random(leadSeed(seed, n) ^ 0x5bd1e995), {
+    state,
+    city,
+    domain: registeredUrl ? domain : null,
+    tradeWord: (trade.names[0] as string).toLowerCase(),
+    first,
+    last,
+    founded,
+    signalAt,
+    signals,
+  });
+  return lead;
 }
 
 /**

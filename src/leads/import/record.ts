@@ -1,27 +1,15 @@
-import { resolveLeadField } from "../fields.js";
-import {
-  isBlank,
-  parseBoolean,
-  parseCount,
-  parseDateTime,
-  parseEmail,
-  parseList,
-  parsePlainDate,
-  parseStars,
-  parseState,
-  parseStringMap,
-  parseText,
-  parseZip,
-  ValueProblem,
-  type RecordForm,
-} from "./values.js";
+import { compileShape } from "../compiled-shape.js";
+import { resolveLeadField, STORED_LEAD_FIELDS, type StoredLeadField } from "../fields.js";
+import { isBlank, textParser, ValueProblem, type FieldParser, type RecordForm } from "./values.js";
 
 export type { RecordForm } from "./values.js";
 
 /**
  * One lead as an import file carries it (NDJSON object or CSV row), with the API's camelCase
- * field names. Every field is optional; `id` is the lead's external id and makes the import an
- * upsert. In CSV every value is a string (lists: a JSON array or items separated by `|` or `;`).
+ * field names: every stored field of the catalogue (src/leads/fields.ts; test/lead-fields.test.ts
+ * checks both ways), `website` and `address`. Every field is optional; `id` is the lead's external
+ * id and makes the import an upsert. In CSV every value is a string (lists: a JSON array or items
+ * separated by `|` or `;`).
  */
 export interface LeadImportRecord {
   id?: string | null;
@@ -74,9 +62,48 @@ export interface LeadImportRecord {
   openingHours?: string | null;
   socialProfiles?: Record<string, string> | null;
   webTechnologies?: string[] | null;
+  /** `YYYY-MM-DD`: when the website's domain was registered. */
+  registrationDate?: string | null;
+  redirect?: boolean | null;
+  /** ISO 8601 date-time: when the website was last crawled. */
+  timeScraped?: string | null;
+  addressFull?: string | null;
+  addressSource?: string | null;
+  /** A domain such as `google.com` (stored in lower case). */
+  emailPrimaryProvider?: string | null;
+  /** A domain such as `outlook.com` (stored in lower case). */
+  websiteEmailProvider?: string | null;
+  /** `spf`, `dkim`, `dmarc`, `bimi` or `none` (stored in lower case). */
+  websiteEmailSecurity?: string[] | null;
+  founderEmails?: string[] | null;
+  founderPhones?: string[] | null;
+  /** -90 to 90. */
+  latitude?: number | null;
+  /** -180 to 180. */
+  longitude?: number | null;
+  areaServed?: string | null;
+  offers?: string | null;
+  brand?: string | null;
+  slogan?: string | null;
+  logoUrl?: string | null;
+  platform?: string | null;
+  bookingOpsCrmSoftware?: string | null;
+  reputationChatSoftware?: string | null;
+  marketingEmailSoftware?: string | null;
+  adPixels?: string | null;
+  paymentFinancingSoftware?: string | null;
+  /** Job postings found on the website; null: no careers page found. */
+  openPositions?: number | null;
+  /** 0 to 5: the rating the website states (schema.org). */
+  ratingValue?: number | null;
+  /** 9 digits, dashes allowed (stored as 9 digits). */
+  duns?: string | null;
 }
 
-/** The clean values of one lead, by column; every column is present (an import replaces the lead). */
+/**
+ * The clean values of one lead, by column; every column is present (an import replaces the lead):
+ * `external_id` and the column of every imported field of the catalogue.
+ */
 export interface LeadImportRow {
   external_id: string | null;
   company_name: string | null;
@@ -119,131 +146,85 @@ export interface LeadImportRow {
   opening_hours: string | null;
   social_profiles: Record<string, string>;
   web_technologies: string[];
+  registration_date: string | null;
+  redirect: boolean | null;
+  time_scraped: string | null;
+  address_full: string | null;
+  address_source: string | null;
+  email_primary_mx: string | null;
+  email_domain_mx: string | null;
+  email_security: string[];
+  founder_emails: string[];
+  founder_phones: string[];
+  latitude: number | null;
+  longitude: number | null;
+  area_served: string | null;
+  offers: string | null;
+  brand: string | null;
+  slogan: string | null;
+  logo_url: string | null;
+  platform: string | null;
+  booking_ops_crm_software: string | null;
+  reputation_chat_software: string | null;
+  marketing_email_software: string | null;
+  ad_pixels: string | null;
+  payment_financing_software: string | null;
+  open_positions: number | null;
+  rating_value: number | null;
+  duns: string | null;
 }
 
 /** The columns an import writes, in a fixed order. */
 export type LeadImportColumn = keyof LeadImportRow;
 
-type Parser = (value: unknown, form: RecordForm) => unknown;
-
-const text =
-  (max: number, allowNumber = false): Parser =>
-  (v) =>
-    parseText(v, max, allowNumber);
-const SHORT = text(1_000);
-const URL_TEXT = text(2_048);
-const LONG = text(20_000);
-const PHONE = text(50, true);
-const email: Parser = (v) => parseEmail(v);
-
-function aiCategories(value: unknown, form: RecordForm): string[] | null {
-  const items = parseList(value, form);
-  if (items.length > 3) throw new ValueProblem("must have 1 to 3 category names (or be null)");
-  return items.length === 0 ? null : items;
-}
-
 interface FieldSpec {
   column: LeadImportColumn;
-  parse: Parser;
+  parse: FieldParser;
 }
 
-/** Every field an import reads, by camelCase name. `website` and `address` are handled apart. */
-const FIELDS: Record<string, FieldSpec> = {
-  id: { column: "external_id", parse: text(255, true) },
-  companyName: { column: "company_name", parse: SHORT },
-  registeredUrl: { column: "registered_url", parse: URL_TEXT },
-  crawledUrl: { column: "crawled_url", parse: URL_TEXT },
-  email: { column: "email", parse: email },
-  emailSecondary: { column: "email_secondary", parse: email },
-  emailTier1: { column: "email_tier1", parse: email },
-  emailTier2: { column: "email_tier2", parse: email },
-  emailTier3: { column: "email_tier3", parse: email },
-  emailTier4: { column: "email_tier4", parse: email },
-  emailTier5: { column: "email_tier5", parse: email },
-  emailTier6: { column: "email_tier6", parse: email },
-  phone: { column: "phone", parse: PHONE },
-  phoneSecondary: { column: "phone_secondary", parse: PHONE },
-  street: { column: "street", parse: SHORT },
-  city: { column: "city", parse: SHORT },
-  state: { column: "state", parse: parseState },
-  zip: { column: "zip", parse: parseZip },
-  country: { column: "country", parse: text(100) },
-  category: { column: "category", parse: SHORT },
-  description: { column: "description", parse: LONG },
-  longDescription: { column: "long_description", parse: LONG },
-  aiCategoryEstimation: { column: "ai_category_estimation", parse: aiCategories },
-  stars: { column: "stars", parse: parseStars },
-  reviewCount: { column: "review_count", parse: parseCount },
-  websiteSchemaTypes: { column: "website_schema_types", parse: parseList },
-  lastBuyingSignal: { column: "last_buying_signal", parse: parseDateTime },
-  buyingSignalType: { column: "buying_signal_type", parse: parseList },
-  lastUpdated: { column: "last_updated", parse: parseDateTime },
-  legalName: { column: "legal_name", parse: SHORT },
-  employees: { column: "employees", parse: parseCount },
-  foundedDate: { column: "founded_date", parse: parsePlainDate },
-  numberOfLocations: { column: "number_of_locations", parse: parseCount },
-  isChain: { column: "is_chain", parse: parseBoolean },
-  priceRange: { column: "price_range", parse: text(20) },
-  naicsCode: { column: "naics_code", parse: text(10, true) },
-  founders: { column: "founders", parse: parseList },
-  openingHours: { column: "opening_hours", parse: LONG },
-  socialProfiles: { column: "social_profiles", parse: parseStringMap },
-  webTechnologies: { column: "web_technologies", parse: parseList },
-};
+const EXTERNAL_ID = textParser(255, true);
 
-/** Fields read but not stored under their own name. */
+/** The stored fields an import sets, with their parsers (from the catalogue). */
+const IMPORTED_FIELDS = STORED_LEAD_FIELDS.filter(
+  (field): field is StoredLeadField & { parse: FieldParser } => field.parse !== null,
+);
+
+/**
+ * Every field an import reads, by camelCase name: `id` (the external id) and each imported field
+ * of the catalogue. `website` and `address` are handled apart.
+ */
+const FIELDS = new Map<string, FieldSpec>([
+  ["id", { column: "external_id", parse: EXTERNAL_ID }],
+  ...IMPORTED_FIELDS.map(
+    (field) => [field.name, { column: field.column as LeadImportColumn, parse: field.parse }] as const,
+  ),
+]);
+
+/** Fields read but not stored under their own name: fallbacks for the registered URL and the street. */
 const SPECIAL = new Set(["website", "address"]);
+const URL_FALLBACK = resolveLeadField("registeredUrl")!.parse!;
+const STREET_FALLBACK = resolveLeadField("street")!.parse!;
 
 /** Every column of an import row, in insert order. */
 export const IMPORT_COLUMNS: readonly LeadImportColumn[] = [
-  ...new Set(Object.values(FIELDS).map((f) => f.column)),
+  ...new Set([...FIELDS.values()].map((f) => f.column)),
 ];
 
-/** A row with every column empty (written out as one literal: it is built once per record). */
-function emptyRow(): LeadImportRow {
-  return {
-    external_id: null,
-    company_name: null,
-    legal_name: null,
-    registered_url: null,
-    crawled_url: null,
-    email: null,
-    email_secondary: null,
-    email_tier1: null,
-    email_tier2: null,
-    email_tier3: null,
-    email_tier4: null,
-    email_tier5: null,
-    email_tier6: null,
-    phone: null,
-    phone_secondary: null,
-    street: null,
-    city: null,
-    state: null,
-    zip: null,
-    country: null,
-    category: null,
-    description: null,
-    long_description: null,
-    ai_category_estimation: null,
-    stars: null,
-    review_count: null,
-    website_schema_types: [],
-    last_buying_signal: null,
-    buying_signal_type: [],
-    last_updated: null,
-    employees: null,
-    founded_date: null,
-    number_of_locations: null,
-    is_chain: null,
-    price_range: null,
-    naics_code: null,
-    founders: [],
-    opening_hours: null,
-    social_profiles: {},
-    web_technologies: [],
-  };
+/** A column's empty value: `[]` for lists (but the nullable AI categories), `{}` for objects. */
+function emptyValueCode(field: StoredLeadField): string {
+  if (field.type === "list" && !field.nullable) return "[]";
+  if (field.type === "object") return "{}";
+  return "null";
 }
+
+/**
+ * A row with every column empty: one object literal compiled once from the catalogue
+ * (src/leads/compiled-shape.ts), since it is built once per record.
+ */
+const emptyRow: (v?: undefined) => LeadImportRow = compileShape("emptyRow", [
+  ["external_id", "null"],
+  ...IMPORTED_FIELDS.map((field) => [field.column, emptyValueCode(field)] as const),
+]);
 
 const canonicalNames = new Map<string, string | null>();
 
@@ -256,12 +237,12 @@ export function canonicalFieldName(key: string): string | null {
   if (cached !== undefined) return cached;
   const lower = key.trim().toLowerCase();
   let name: string | null =
-    Object.keys(FIELDS).find((n) => n.toLowerCase() === lower) ??
+    [...FIELDS.keys()].find((n) => n.toLowerCase() === lower) ??
     [...SPECIAL].find((n) => n.toLowerCase() === lower) ??
     null;
   if (name === null) {
     const field = resolveLeadField(key);
-    if (field && (field.name in FIELDS || SPECIAL.has(field.name))) name = field.name;
+    if (field && (FIELDS.has(field.name) || SPECIAL.has(field.name))) name = field.name;
   }
   if (canonicalNames.size < 10_000) canonicalNames.set(key, name);
   return name;
@@ -294,7 +275,7 @@ export function validateLeadRecord(raw: unknown, form: RecordForm): LeadValidati
       special[name] = value;
       continue;
     }
-    const spec = FIELDS[name];
+    const spec = FIELDS.get(name);
     if (!spec) continue;
     try {
       row[spec.column] = spec.parse(value, form);
@@ -304,14 +285,14 @@ export function validateLeadRecord(raw: unknown, form: RecordForm): LeadValidati
   }
   if (special.website !== undefined && row.registered_url === null) {
     try {
-      row.registered_url = URL_TEXT(special.website, form);
+      row.registered_url = URL_FALLBACK(special.website, form);
     } catch (err) {
       problems.push(problemText("website", err));
     }
   }
   if (special.address !== undefined && row.street === null) {
     try {
-      row.street = SHORT(special.address, form);
+      row.street = STREET_FALLBACK(special.address, form);
     } catch (err) {
       problems.push(problemText("address", err));
     }

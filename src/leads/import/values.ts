@@ -10,6 +10,9 @@ export class ValueProblem extends Error {}
 /** Where a record came from: JSON values keep their types, CSV cells are all strings. */
 export type RecordForm = "json" | "csv";
 
+/** Reads one raw value of a field into the value its column stores, or throws ValueProblem. */
+export type FieldParser = (value: unknown, form: RecordForm) => unknown;
+
 const MAX_LIST_ITEMS = 100;
 const MAX_ITEM_LENGTH = 500;
 
@@ -26,6 +29,16 @@ export function parseText(value: unknown, max: number, allowNumber = false): str
   else throw new ValueProblem(allowNumber ? "must be a string or an integer" : "must be a string");
   if (text.length > max) throw new ValueProblem(`must be at most ${max} characters`);
   return text;
+}
+
+/** A parser of trimmed text of at most `max` characters (integers accepted where `allowNumber`). */
+export function textParser(max: number, allowNumber = false): FieldParser {
+  return (value) => parseText(value, max, allowNumber);
+}
+
+/** A parser of trimmed text of at most `max` characters, stored in lower case (domain names). */
+export function lowerTextParser(max: number): FieldParser {
+  return (value) => parseText(value, max).toLowerCase();
 }
 
 const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
@@ -74,6 +87,17 @@ export function parseStars(value: unknown, form: RecordForm): number {
   const n = toNumber(value, form);
   if (!Number.isFinite(n) || n < 0 || n > 5) throw new ValueProblem("must be a number from 0 to 5");
   return n;
+}
+
+/** A parser of a number from `min` to `max` (coordinates). */
+export function rangeParser(min: number, max: number): FieldParser {
+  return (value, form) => {
+    const n = toNumber(value, form);
+    if (!Number.isFinite(n) || n < min || n > max) {
+      throw new ValueProblem(`must be a number from ${min} to ${max}`);
+    }
+    return n;
+  };
 }
 
 /** A whole number from 0 to 2,147,483,647 (an int4 column). */
@@ -168,6 +192,37 @@ export function parseList(value: unknown, form: RecordForm): string[] {
     if (text !== "") out.push(text);
   }
   return out;
+}
+
+/** A list of e-mail addresses (as parseList reads lists), each checked like an e-mail field. */
+export function parseEmailList(value: unknown, form: RecordForm): string[] {
+  const items = parseList(value, form);
+  for (const item of items) {
+    if (!EMAIL.test(item)) throw new ValueProblem("must hold e-mail addresses only");
+  }
+  return items;
+}
+
+/** A list of phone numbers (as parseList reads lists), each at most 50 characters. */
+export function parsePhoneList(value: unknown, form: RecordForm): string[] {
+  const items = parseList(value, form);
+  if (items.some((item) => item.length > 50)) throw new ValueProblem("items must be at most 50 characters");
+  return items;
+}
+
+/** A list of short words stored in lower case and without repeats (`["spf", "dmarc"]`). */
+export function parseLowerList(value: unknown, form: RecordForm): string[] {
+  return [...new Set(parseList(value, form).map((item) => item.toLowerCase()))];
+}
+
+const DUNS = /^\d{2}-?\d{3}-?\d{4}$/;
+
+/** A D-U-N-S number: 9 digits, dashes allowed (`12-345-6789`); stored as its 9 digits. */
+export function parseDuns(value: unknown): string {
+  const text = typeof value === "number" && Number.isInteger(value) ? String(value).padStart(9, "0") : value;
+  const duns = parseText(text, 2_000, true);
+  if (!DUNS.test(duns)) throw new ValueProblem("must be a 9-digit D-U-N-S number, for example 12-345-6789");
+  return duns.replace(/-/g, "");
 }
 
 /** An object of strings (social profile URLs by network); in CSV a JSON object. */

@@ -1,64 +1,44 @@
-import { describeDetails, errors, type ErrorDetail } from "../../http/errors.js";
+import { describeDetails, errors } from "../../http/errors.js";
 import { resolveLeadField } from "../fields.js";
+import {
+  DEFAULT_OR_COLUMNS,
+  TERM_COLUMNS,
+  TERM_PARAMETERS,
+  resolveTermColumn,
+  type TermColumn,
+} from "./columns.js";
+import { DATE_FILTERS, endOf, parseDateBound, type DateFilterKey, type DateRange } from "./dates.js";
+import {
+  EMPTY_FILTER_VALUES,
+  MAX_TERM_LENGTH,
+  Problems,
+  enumParam,
+  listParam,
+  numberParam,
+  queryValues,
+  stringParam,
+  type EmptyFilter,
+  type FiltersForm,
+  type QueryInput,
+  type RawValues,
+} from "./input.js";
+import {
+  EMPTY_FILTERS,
+  RANGES,
+  REDIRECT_VALUES,
+  VALUE_LISTS,
+  type EmptyFilterKey,
+  type NumberRange,
+  type RangeKey,
+  type RedirectFilter,
+  type ValueListKey,
+} from "./narrowing.js";
+import { BUYING_SIGNAL_TYPES, isBuyingSignalType } from "./signal-types.js";
+import { parseFieldTerms, termItemsToJson, termParameterNames, type FieldTermFilter } from "./terms.js";
 
-/** Columns that can be searched with terms (the OR group members and the include/exclude terms). */
-export const TERM_COLUMNS = [
-  "registeredUrl",
-  "crawledUrl",
-  "companyName",
-  "aiCategoryEstimation",
-  "description",
-  "city",
-  "street",
-  "phone",
-  "email",
-] as const;
-export type TermColumn = (typeof TERM_COLUMNS)[number];
+export { DEFAULT_OR_COLUMNS, TERM_COLUMNS, TERM_PARAMETERS, type TermColumn } from "./columns.js";
+export { MAX_TERMS, MAX_TERM_LENGTH, type FiltersForm, type QueryInput } from "./input.js";
 
-/** The default OR group of phase 1: the four searched columns (docs/leads.md, search). */
-export const DEFAULT_OR_COLUMNS: readonly TermColumn[] = [
-  "registeredUrl",
-  "crawledUrl",
-  "companyName",
-  "aiCategoryEstimation",
-];
-
-/** Column-specific term parameters: `<prefix>IncludeTerms` / `<prefix>ExcludeTerms` and their column. */
-export const TERM_PARAMETERS = [
-  { prefix: "name", column: "companyName" },
-  { prefix: "url", column: "registeredUrl" },
-  { prefix: "crawledUrl", column: "crawledUrl" },
-  { prefix: "description", column: "description" },
-  { prefix: "city", column: "city" },
-  { prefix: "street", column: "street" },
-  { prefix: "phone", column: "phone" },
-  { prefix: "email", column: "email" },
-] as const satisfies readonly { prefix: string; column: TermColumn }[];
-type TermPrefix = (typeof TERM_PARAMETERS)[number]["prefix"];
-
-type IncludeParam = `${TermPrefix}IncludeTerms`;
-type ExcludeParam = `${TermPrefix}ExcludeTerms`;
-
-/** Every list-valued search parameter. */
-export const LIST_PARAMETERS = [
-  "positiveKeywords",
-  "negativeKeywords",
-  "orColumns",
-  ...TERM_PARAMETERS.flatMap((p) => [`${p.prefix}IncludeTerms`, `${p.prefix}ExcludeTerms`] as const),
-  "stateInclude",
-  "stateExclude",
-  "cityInclude",
-  "cityExclude",
-  "zipInclude",
-  "zipExclude",
-  "websiteSchemaFilter",
-] as const;
-type ListParameter = (typeof LIST_PARAMETERS)[number];
-
-/** Most terms one list parameter may hold (keeps the generated SQL bounded). */
-export const MAX_TERMS = 1000;
-/** Longest term accepted. */
-export const MAX_TERM_LENGTH = 500;
 /** Largest page size. */
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 100;
@@ -69,30 +49,44 @@ export type ColumnTerms = Partial<Record<TermColumn, string[]>>;
 
 /** Parsed, normalised search parameters (the domain form used by the query builder). */
 export interface SearchFilters {
-  /** Trimmed, non-empty terms. */
+  /** Trimmed, non-empty terms (`*` a wildcard, and a space in URL columns). */
   positiveKeywords: string[];
   negativeKeywords: string[];
-  /** Resolved camelCase column names, without duplicates; the default four when not given. */
+  /** Resolved term columns, without duplicates; the default four when not given. */
   orColumns: TermColumn[];
   /** Include terms per column (only columns with at least one term). */
   includeTerms: ColumnTerms;
   /** Exclude terms per column (only columns with at least one term). */
   excludeTerms: ColumnTerms;
+  /** Plain substring over name, both URLs, description, city and primary phone; null when none. */
+  search: string | null;
   /** Upper-cased two-letter codes. */
   stateInclude: string[];
   stateExclude: string[];
-  /** Whole city names as given (compared case-insensitively). */
+  /** City substrings (case-insensitive). */
   cityInclude: string[];
   cityExclude: string[];
-  /** ZIP prefixes. */
+  /** ZIP codes (5 digits or ZIP+4: that ZIP) or prefixes (1-4 digits). */
   zipInclude: string[];
   zipExclude: string[];
-  minStars: number | null;
-  maxStars: number | null;
-  minReviewCount: number | null;
-  maxReviewCount: number | null;
-  /** Exact schema.org type names. */
+  /** Street substrings (case-insensitive). */
+  streetInclude: string[];
+  streetExclude: string[];
+  /** Empty-value filters of single columns (`stateEmptyFilter`, ...). */
+  emptyFilters: Partial<Record<EmptyFilterKey, EmptyFilter>>;
+  /** Date ranges (only filters with a bound). */
+  dates: Partial<Record<DateFilterKey, DateRange>>;
+  /** Buying signal types of which a lead must have any. */
+  buyingSignalTypes: string[];
+  /** Contact and company-detail term filters, by filter key (fields.ts). */
+  fieldTerms: Record<string, FieldTermFilter>;
+  /** Numeric ranges (only ranges with a bound). */
+  ranges: Partial<Record<RangeKey, NumberRange>>;
+  /** Exact value lists (only non-empty lists). */
+  valueLists: Partial<Record<ValueListKey, string[]>>;
+  /** Schema type substrings; a lead matches when any of its types contains any of them. */
   websiteSchemaFilter: string[];
+  redirect: RedirectFilter | null;
   /** camelCase name of a sortable lead field. */
   sortBy: string;
   sortOrder: "asc" | "desc";
@@ -101,15 +95,6 @@ export interface SearchFilters {
   /** Always `other`: any value resolves to the Main database. */
   database: "other";
 }
-
-/** Where the filters come from: query parameters (`GET /leads`, preview) or a JSON object. */
-export type FiltersForm = "query" | "body";
-
-/**
- * Raw query input: the request's original URL (or its query string), a URLSearchParams, or a
- * query object (`req.query`: values are strings or string arrays).
- */
-export type QueryInput = string | URLSearchParams | Record<string, unknown>;
 
 export interface ParseOptions {
   /**
@@ -122,16 +107,12 @@ export interface ParseOptions {
    * preview pass false and answer `requiresKeywords: true` instead (check hasPositiveFilter).
    */
   requirePositive?: boolean;
+  /** The time relative dates (`rel:30d`) are resolved against; default now. */
+  now?: Date;
 }
 
-const INCLUDE_PARAMS = TERM_PARAMETERS.map((p) => ({
-  name: `${p.prefix}IncludeTerms` as IncludeParam,
-  column: p.column,
-}));
-const EXCLUDE_PARAMS = TERM_PARAMETERS.map((p) => ({
-  name: `${p.prefix}ExcludeTerms` as ExcludeParam,
-  column: p.column,
-}));
+const INCLUDE_PARAMS = TERM_PARAMETERS.map((p) => ({ name: `${p.prefix}IncludeTerms`, column: p.column }));
+const EXCLUDE_PARAMS = TERM_PARAMETERS.map((p) => ({ name: `${p.prefix}ExcludeTerms`, column: p.column }));
 
 /** Names of the positive filters: `positiveKeywords` and every `...IncludeTerms` parameter. */
 export const POSITIVE_PARAMETERS: readonly string[] = [
@@ -139,163 +120,27 @@ export const POSITIVE_PARAMETERS: readonly string[] = [
   ...INCLUDE_PARAMS.map((p) => p.name),
 ];
 
-class Problems {
-  readonly details: ErrorDetail[] = [];
-  constructor(private readonly prefix: string[]) {}
-  add(name: string, message: string): void {
-    this.details.push({ path: [...this.prefix, name], message });
-  }
-}
+/** Plain string lists of location filters (substrings, except ZIPs). */
+const LOCATION_LISTS = [
+  "cityInclude",
+  "cityExclude",
+  "zipInclude",
+  "zipExclude",
+  "streetInclude",
+  "streetExclude",
+] as const;
 
-/** Raw values of one form, before validation: lists as unknown, scalars as unknown. */
-type RawValues = Map<string, unknown>;
+const ZIP = /^(\d{1,5}|\d{5}-?\d{4})$/;
 
-function queryValues(input: QueryInput): RawValues {
-  const values: RawValues = new Map();
-  if (typeof input === "string" || input instanceof URLSearchParams) {
-    let params: URLSearchParams;
-    if (input instanceof URLSearchParams) params = input;
-    else {
-      const q = input.indexOf("?");
-      params = new URLSearchParams(q >= 0 ? input.slice(q + 1) : input.includes("=") ? input : "");
-    }
-    for (const [key, value] of params) {
-      const prior = values.get(key) as string[] | undefined;
-      values.set(key, prior ? [...prior, value] : [value]);
-    }
-  } else {
-    // A validator-coerced object: a list it split at commas is joined back, so a JSON array string
-    // is read whole again.
-    for (const [key, value] of Object.entries(input)) {
-      values.set(key, Array.isArray(value) ? value.map(String).join(",") : value);
-    }
-  }
-  return values;
-}
-
-/** Splits one raw query value: a JSON array string (`["a","b"]`) or comma-separated text. */
-function splitQueryList(raw: string, name: string, problems: Problems): string[] | null {
-  const text = raw.trim();
-  if (text.startsWith("[") && text.endsWith("]")) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      problems.add(name, "must be comma-separated values or a JSON array of strings");
-      return null;
-    }
-    if (!Array.isArray(parsed) || parsed.some((v) => typeof v !== "string" && typeof v !== "number")) {
-      problems.add(name, "must be comma-separated values or a JSON array of strings");
-      return null;
-    }
-    return parsed.map((v) => String(v));
-  }
-  return text.split(",");
-}
-
-function rawList(value: unknown, form: FiltersForm, name: string, problems: Problems): string[] | null {
-  if (value === undefined || value === null) return [];
-  if (form === "body") {
-    if (!Array.isArray(value) || value.some((v) => typeof v !== "string")) {
-      problems.add(name, "must be an array of strings");
-      return null;
-    }
-    return value as string[];
-  }
-  // Query form: one or more raw strings (a repeated parameter adds its values).
-  const parts = Array.isArray(value) ? value : [value];
-  const out: string[] = [];
-  for (const part of parts) {
-    if (typeof part !== "string") {
-      problems.add(name, "must be comma-separated values or a JSON array of strings");
-      return null;
-    }
-    const list = splitQueryList(part, name, problems);
-    if (!list) return null;
-    out.push(...list);
-  }
-  return out;
-}
-
-/** Trims terms, drops empty ones, removes duplicates (keeping the first), and checks bounds. */
-function cleanTerms(terms: string[], name: string, problems: Problems): string[] {
-  const seen = new Set<string>();
-  const out: string[] = [];
-  for (const term of terms) {
-    const t = term.trim();
-    if (t.length === 0 || seen.has(t)) continue;
-    if (t.length > MAX_TERM_LENGTH) {
-      problems.add(name, `each value must be at most ${MAX_TERM_LENGTH} characters`);
-      return [];
-    }
-    seen.add(t);
-    out.push(t);
-  }
-  if (out.length > MAX_TERMS) {
-    problems.add(name, `at most ${MAX_TERMS} values`);
-    return [];
-  }
-  return out;
-}
-
-function rawScalar(value: unknown): unknown {
-  if (Array.isArray(value)) return value.length === 1 ? value[0] : value;
-  return value;
-}
-
-function numberParam(
-  value: unknown,
-  form: FiltersForm,
-  name: string,
-  bounds: { min?: number; max?: number; integer: boolean },
-  problems: Problems,
-): number | null {
-  const raw = rawScalar(value);
-  if (raw === undefined || raw === null || (form === "query" && raw === "")) return null;
-  let n: number;
-  if (typeof raw === "number") n = raw;
-  else if (form === "query" && typeof raw === "string" && raw.trim() !== "") n = Number(raw);
-  else n = Number.NaN;
-  const kind = bounds.integer ? "an integer" : "a number";
-  if (!Number.isFinite(n) || (bounds.integer && !Number.isInteger(n))) {
-    problems.add(name, `must be ${kind}`);
-    return null;
-  }
-  if (bounds.integer && Math.abs(n) > 2147483647) {
-    problems.add(name, "must be a 32-bit integer");
-    return null;
-  }
-  if (bounds.min !== undefined && n < bounds.min) {
-    problems.add(name, `must be >= ${bounds.min}`);
-    return null;
-  }
-  if (bounds.max !== undefined && n > bounds.max) {
-    problems.add(name, `must be <= ${bounds.max}`);
-    return null;
-  }
-  return n;
-}
-
-function stringParam(value: unknown, name: string, problems: Problems): string | null {
-  const raw = rawScalar(value);
-  if (raw === undefined || raw === null) return null;
-  if (typeof raw !== "string") {
-    problems.add(name, "must be a string");
-    return null;
-  }
-  return raw;
-}
-
-/** Resolves `orColumns` names (camelCase or database-style alias) to searchable columns. */
+/** Resolves `orColumns` names (ours or the real service's, any case) to term columns. */
 function resolveOrColumns(names: string[], problems: Problems): TermColumn[] {
   const out: TermColumn[] = [];
   for (const name of names) {
-    const field = resolveLeadField(name);
-    const column = TERM_COLUMNS.find((c) => c === field?.name);
+    const column = resolveTermColumn(name);
     if (!column) {
       problems.add(
         "orColumns",
-        `unknown column "${name}"; allowed: ${TERM_COLUMNS.join(", ")} (or their database-style aliases)`,
+        `unknown column "${name}"; allowed: ${TERM_COLUMNS.join(", ")}, or their w* names (wCompanyName, wOgrequestedUrl, ...)`,
       );
       continue;
     }
@@ -304,17 +149,108 @@ function resolveOrColumns(names: string[], problems: Problems): TermColumn[] {
   return out;
 }
 
+function states(values: RawValues, name: string, form: FiltersForm, problems: Problems): string[] {
+  const out: string[] = [];
+  for (const s of listParam(values, name, form, "comma", problems)) {
+    if (!/^[A-Za-z]{2}$/.test(s)) {
+      problems.add(name, `"${s}" is not a two-letter state code`);
+      continue;
+    }
+    const upper = s.toUpperCase();
+    if (!out.includes(upper)) out.push(upper);
+  }
+  return out;
+}
+
+/** The first of `names` that is present (the real service's name wins over our older one). */
+const firstPresent = (values: RawValues, names: readonly string[]) =>
+  names.find((n) => values.get(n) !== undefined && values.get(n) !== null) ?? null;
+
+function dateRanges(
+  values: RawValues,
+  now: Date,
+  problems: Problems,
+): Partial<Record<DateFilterKey, DateRange>> {
+  const out: Partial<Record<DateFilterKey, DateRange>> = {};
+  for (const filter of DATE_FILTERS) {
+    const range: DateRange = { from: null, to: null };
+    for (const end of ["From", "To"] as const) {
+      const name = firstPresent(
+        values,
+        filter.names.map((n) => `${n}${end}`),
+      );
+      if (name === null) continue;
+      const raw = stringParam(values, name, problems);
+      if (raw === null || raw.trim() === "") continue;
+      const bound = parseDateBound(raw, now);
+      if (typeof bound === "string") problems.add(name, bound);
+      else if (end === "From") range.from = bound;
+      else range.to = bound;
+    }
+    if (range.from && range.to && range.from.at >= endOf(range.to, filter.wholeDayTo)) {
+      problems.add(`${filter.names[0]}From`, `must not be after ${filter.names[0]}To`);
+    }
+    if (range.from || range.to) out[filter.key] = range;
+  }
+  return out;
+}
+
+function buyingSignalTypes(values: RawValues, form: FiltersForm, problems: Problems): string[] {
+  const name = firstPresent(values, ["buyingSignalTypeFilter", "updateReasonFilter"]);
+  if (name === null) return [];
+  const types = listParam(values, name, form, "comma", problems);
+  const unknown = types.filter((type) => !isBuyingSignalType(type));
+  if (unknown.length > 0) {
+    problems.add(
+      name,
+      `unknown buying signal type "${unknown[0]}" (exact and case-sensitive); allowed: ${BUYING_SIGNAL_TYPES.join(", ")}`,
+    );
+    return [];
+  }
+  return types;
+}
+
+function ranges(
+  values: RawValues,
+  form: FiltersForm,
+  problems: Problems,
+): Partial<Record<RangeKey, NumberRange>> {
+  const out: Partial<Record<RangeKey, NumberRange>> = {};
+  for (const range of RANGES) {
+    const min = numberParam(values, `min${range.key}`, form, range.bounds, problems);
+    const max = numberParam(values, `max${range.key}`, form, range.bounds, problems);
+    if (min !== null && max !== null && min > max) {
+      problems.add(`min${range.key}`, `must not be greater than max${range.key}`);
+    }
+    if (min !== null || max !== null) out[range.key] = { min, max };
+  }
+  return out;
+}
+
+function sortField(values: RawValues, problems: Problems): string {
+  const raw = stringParam(values, "sortBy", problems);
+  if (raw === null || raw.trim() === "") return DEFAULT_SORT_BY;
+  const field = resolveLeadField(raw);
+  // Single-valued fields, and list fields by their text form (wEmailSecurity).
+  if (!field || field.column === null || !(field.sortable || field.type === "list")) {
+    problems.add("sortBy", `"${raw}" is not a sortable lead field`);
+    return DEFAULT_SORT_BY;
+  }
+  return field.name;
+}
+
 /**
- * Parses and validates lead search parameters.
+ * Parses and validates lead search parameters (docs/leads.md, "Search parameters").
  *
  * - `form: "query"`: `input` is the request's original URL (preferred: list values are re-read
  *   from the raw text, so a JSON array string such as `["plumb","roof"]` survives), a query string,
  *   a URLSearchParams or a `req.query`-like object. Lists are comma-separated or JSON array strings.
- * - `form: "body"`: `input` is a JSON object (export body, preset `filters`); lists must be
- *   arrays of strings, numbers JSON numbers. Members that are not search parameters are ignored.
+ * - `form: "body"`: `input` is a JSON object (export filters, preset `filters`); lists are arrays
+ *   (some also a string, see docs), numbers JSON numbers. Members that are not search parameters
+ *   are ignored.
  *
  * Throws 400 `validation_error` with one `details` entry `{path, message}` per problem, also when
- * there is no positive filter (`positiveKeywords` or any `...IncludeTerms`).
+ * there is no positive filter unless `requirePositive` is false.
  */
 export function parseSearchFilters(
   input: unknown,
@@ -333,15 +269,11 @@ export function parseSearchFilters(
     }
     values = new Map(Object.entries(input));
   }
+  const list = (name: string) => listParam(values, name, form, "array", problems);
 
-  const lists = new Map<ListParameter, string[]>();
-  for (const name of LIST_PARAMETERS) {
-    const raw = rawList(values.get(name), form, name, problems);
-    lists.set(name, raw ? cleanTerms(raw, name, problems) : []);
-  }
-  const list = (name: ListParameter): string[] => lists.get(name) ?? [];
-
-  const orNames = list("orColumns");
+  const positiveKeywords = listParam(values, "positiveKeywords", form, "json", problems);
+  const negativeKeywords = listParam(values, "negativeKeywords", form, "json", problems);
+  const orNames = listParam(values, "orColumns", form, "json", problems);
   const orColumns = orNames.length > 0 ? resolveOrColumns(orNames, problems) : [...DEFAULT_OR_COLUMNS];
 
   const includeTerms: ColumnTerms = {};
@@ -355,89 +287,69 @@ export function parseSearchFilters(
     if (terms.length > 0) excludeTerms[p.column] = terms;
   }
 
-  const states = (name: "stateInclude" | "stateExclude"): string[] => {
-    const out: string[] = [];
-    for (const s of list(name)) {
-      if (!/^[A-Za-z]{2}$/.test(s)) {
-        problems.add(name, `"${s}" is not a two-letter state code`);
-        continue;
-      }
-      const upper = s.toUpperCase();
-      if (!out.includes(upper)) out.push(upper);
-    }
-    return out;
-  };
-
-  const minStars = numberParam(
-    values.get("minStars"),
-    form,
-    "minStars",
-    { min: 0, max: 5, integer: false },
-    problems,
-  );
-  const maxStars = numberParam(
-    values.get("maxStars"),
-    form,
-    "maxStars",
-    { min: 0, max: 5, integer: false },
-    problems,
-  );
-  const minReviewCount = numberParam(
-    values.get("minReviewCount"),
-    form,
-    "minReviewCount",
-    { min: 0, integer: true },
-    problems,
-  );
-  const maxReviewCount = numberParam(
-    values.get("maxReviewCount"),
-    form,
-    "maxReviewCount",
-    { min: 0, integer: true },
-    problems,
-  );
-  const page = numberParam(values.get("page"), form, "page", { min: 1, integer: true }, problems) ?? 1;
-  const limit =
-    numberParam(values.get("limit"), form, "limit", { min: 1, max: MAX_LIMIT, integer: true }, problems) ??
-    DEFAULT_LIMIT;
-
-  let sortBy = DEFAULT_SORT_BY;
-  const sortByRaw = stringParam(values.get("sortBy"), "sortBy", problems);
-  if (sortByRaw !== null && sortByRaw.trim() !== "") {
-    const field = resolveLeadField(sortByRaw);
-    if (!field || !field.sortable || field.column === null) {
-      problems.add("sortBy", `"${sortByRaw}" is not a sortable lead field`);
-    } else sortBy = field.name;
+  let search = stringParam(values, "search", problems)?.trim() || null;
+  if (search !== null && search.length > MAX_TERM_LENGTH) {
+    problems.add("search", `must be at most ${MAX_TERM_LENGTH} characters`);
+    search = null;
   }
 
+  const stateInclude = states(values, "stateInclude", form, problems);
+  const stateExclude = states(values, "stateExclude", form, problems);
+  const locations = Object.fromEntries(LOCATION_LISTS.map((name) => [name, list(name)])) as Record<
+    (typeof LOCATION_LISTS)[number],
+    string[]
+  >;
+  for (const name of ["zipInclude", "zipExclude"] as const) {
+    const bad = locations[name].find((zip) => !ZIP.test(zip));
+    if (bad !== undefined) {
+      problems.add(name, `"${bad}" is not a ZIP code (5 digits or ZIP+4) or a ZIP prefix (1-4 digits)`);
+    }
+  }
+
+  const emptyFilters: Partial<Record<EmptyFilterKey, EmptyFilter>> = {};
+  for (const { key } of EMPTY_FILTERS) {
+    const value = enumParam(values, `${key}EmptyFilter`, EMPTY_FILTER_VALUES, problems);
+    if (value !== null) emptyFilters[key] = value;
+  }
+  const valueLists: Partial<Record<ValueListKey, string[]>> = {};
+  for (const { key } of VALUE_LISTS) {
+    const items = list(`${key}Values`);
+    if (items.length > 0) valueLists[key] = items;
+  }
+
+  const page = numberParam(values, "page", form, { min: 1, integer: true }, problems) ?? 1;
+  const limit =
+    numberParam(values, "limit", form, { min: 1, max: MAX_LIMIT, integer: true }, problems) ?? DEFAULT_LIMIT;
+
   let sortOrder: "asc" | "desc" = "desc";
-  const sortOrderRaw = stringParam(values.get("sortOrder"), "sortOrder", problems);
+  const sortOrderRaw = stringParam(values, "sortOrder", problems);
   if (sortOrderRaw !== null) {
     if (sortOrderRaw === "asc" || sortOrderRaw === "desc") sortOrder = sortOrderRaw;
     else problems.add("sortOrder", "must be asc or desc");
   }
 
   // `database`: any value resolves to `other`; only its type is checked.
-  stringParam(values.get("database"), "database", problems);
+  stringParam(values, "database", problems);
 
   const filters: SearchFilters = {
-    positiveKeywords: list("positiveKeywords"),
-    negativeKeywords: list("negativeKeywords"),
+    positiveKeywords,
+    negativeKeywords,
     orColumns,
     includeTerms,
     excludeTerms,
-    stateInclude: states("stateInclude"),
-    stateExclude: states("stateExclude"),
-    cityInclude: list("cityInclude"),
-    cityExclude: list("cityExclude"),
-    zipInclude: list("zipInclude"),
-    zipExclude: list("zipExclude"),
-    minStars,
-    maxStars,
-    minReviewCount,
-    maxReviewCount,
-    websiteSchemaFilter: list("websiteSchemaFilter"),
-    sortBy,
+    search,
+    stateInclude,
+    stateExclude,
+    ...locations,
+    emptyFilters,
+    dates: dateRanges(values, options.now ?? new Date(), problems),
+    buyingSignalTypes: buyingSignalTypes(values, form, problems),
+    fieldTerms: parseFieldTerms(values, form, problems),
+    ranges: ranges(values, form, problems),
+    valueLists,
+    websiteSchemaFilter: listParam(values, "websiteSchemaFilter", form, "comma", problems),
+    redirect: enumParam(values, "redirectFilter", REDIRECT_VALUES, problems),
+    sortBy: sortField(values, problems),
     sortOrder,
     page,
     limit,
@@ -471,41 +383,69 @@ export function hasPositiveFilter(filters: SearchFilters | Record<string, unknow
   return POSITIVE_PARAMETERS.some((name) => {
     const v = raw[name];
     if (Array.isArray(v)) return v.some((t) => typeof t === "string" && t.trim() !== "");
-    return typeof v === "string" && v.split(",").some((t) => t.trim() !== "");
+    if (typeof v !== "string") return false;
+    const text = v.trim();
+    if (text.startsWith("[") && text.endsWith("]")) {
+      try {
+        const parsed: unknown = JSON.parse(text);
+        return Array.isArray(parsed) && parsed.some((t) => typeof t === "string" && t.trim() !== "");
+      } catch {
+        return false;
+      }
+    }
+    return text.split(",").some((t) => t.trim() !== "");
   });
 }
 
 /**
- * The canonical body form of parsed filters (JSON arrays, camelCase names, defaults spelled out),
- * for storing a preset or replaying a search.
+ * The canonical body form of parsed filters (JSON arrays, the real service's names, defaults
+ * spelled out), for storing a preset or replaying a search: parseSearchFilters reads it back to
+ * the same filters (relative dates stay relative).
  */
 export function searchFiltersToJson(filters: SearchFilters): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (filters.positiveKeywords.length > 0) out.positiveKeywords = filters.positiveKeywords;
-  if (filters.negativeKeywords.length > 0) out.negativeKeywords = filters.negativeKeywords;
+  const lists = (entries: [string, readonly unknown[] | undefined][]) => {
+    for (const [name, value] of entries) if (value && value.length > 0) out[name] = value;
+  };
+  lists([
+    ["positiveKeywords", filters.positiveKeywords],
+    ["negativeKeywords", filters.negativeKeywords],
+  ]);
   out.orColumns = filters.orColumns;
-  for (const p of INCLUDE_PARAMS) {
-    const terms = filters.includeTerms[p.column];
-    if (terms && terms.length > 0) out[p.name] = terms;
+  lists(INCLUDE_PARAMS.map((p) => [p.name, filters.includeTerms[p.column]]));
+  lists(EXCLUDE_PARAMS.map((p) => [p.name, filters.excludeTerms[p.column]]));
+  if (filters.search !== null) out.search = filters.search;
+  lists([
+    ["stateInclude", filters.stateInclude],
+    ["stateExclude", filters.stateExclude],
+    ...LOCATION_LISTS.map((name): [string, string[]] => [name, filters[name]]),
+    ["websiteSchemaFilter", filters.websiteSchemaFilter],
+    ["buyingSignalTypeFilter", filters.buyingSignalTypes],
+  ]);
+  for (const { key } of EMPTY_FILTERS) {
+    const value = filters.emptyFilters[key];
+    if (value) out[`${key}EmptyFilter`] = value;
   }
-  for (const p of EXCLUDE_PARAMS) {
-    const terms = filters.excludeTerms[p.column];
-    if (terms && terms.length > 0) out[p.name] = terms;
+  for (const filter of DATE_FILTERS) {
+    const range = filters.dates[filter.key];
+    if (range?.from) out[`${filter.names[0]}From`] = range.from.text;
+    if (range?.to) out[`${filter.names[0]}To`] = range.to.text;
   }
-  for (const name of [
-    "stateInclude",
-    "stateExclude",
-    "cityInclude",
-    "cityExclude",
-    "zipInclude",
-    "zipExclude",
-    "websiteSchemaFilter",
-  ] as const) {
-    if (filters[name].length > 0) out[name] = filters[name];
+  for (const [key, filter] of Object.entries(filters.fieldTerms)) {
+    const names = termParameterNames(key);
+    if (filter.include.length > 0) out[names.include] = termItemsToJson(filter.include);
+    if (filter.exclude.length > 0) out[names.exclude] = termItemsToJson(filter.exclude);
+    if (filter.empty !== null) out[names.empty] = filter.empty;
   }
-  for (const name of ["minStars", "maxStars", "minReviewCount", "maxReviewCount"] as const) {
-    if (filters[name] !== null) out[name] = filters[name];
+  for (const { key } of RANGES) {
+    const range = filters.ranges[key];
+    if (range?.min != null) out[`min${key}`] = range.min;
+    if (range?.max != null) out[`max${key}`] = range.max;
   }
+  lists(
+    VALUE_LISTS.map(({ key }): [string, string[] | undefined] => [`${key}Values`, filters.valueLists[key]]),
+  );
+  if (filters.redirect !== null) out.redirectFilter = filters.redirect;
   out.sortBy = filters.sortBy;
   out.sortOrder = filters.sortOrder;
   out.page = filters.page;

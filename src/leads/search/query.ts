@@ -1,172 +1,46 @@
 import { sql, type RawBuilder, type SqlBool } from "kysely";
-import { resolveLeadField } from "../fields.js";
 import { leadJsonSql } from "../presenter-sql.js";
 import { LEAD_RECORD_COLUMNS, type LeadRecordRow } from "../repository.js";
-import { DEFAULT_OR_COLUMNS, TERM_COLUMNS, type SearchFilters, type TermColumn } from "./filters.js";
+import { DEFAULT_OR_COLUMNS } from "./columns.js";
+import { columnMatch, searchCondition, sortColumn } from "./condition.js";
+import type { SearchFilters } from "./filters.js";
+import { SEPARATOR, and, like, or, partsMatch, partsPattern, termParts, type Condition } from "./patterns.js";
 
-type Condition = RawBuilder<SqlBool>;
-
-/** Separator between the columns of `leads.search_text` (and between list items of one column). */
-const SEPARATOR = "\u0001";
-
-/** The URL columns: a space in a term is the `%` wildcard there. */
-const URL_COLUMNS: ReadonlySet<TermColumn> = new Set(["registeredUrl", "crawledUrl"]);
-
-/** The columns held by `leads.search_text`: the four searched columns (docs/leads.md, search). */
-const SEARCH_TEXT_COLUMNS: ReadonlySet<TermColumn> = new Set(DEFAULT_OR_COLUMNS);
-
-/**
- * Each term column as a lower-cased, never-null text. List-like columns (categories, the two
- * phones, the eight e-mail addresses) are joined with the separator, so a term matches when it is
- * a substring of one of their values.
- */
-const COLUMN_TEXT: Record<TermColumn, RawBuilder<string>> = {
-  registeredUrl: sql`lower(coalesce(leads.registered_url, ''))`,
-  crawledUrl: sql`lower(coalesce(leads.crawled_url, ''))`,
-  companyName: sql`lower(coalesce(leads.company_name, ''))`,
-  aiCategoryEstimation: sql`lower(coalesce(array_to_string(leads.ai_category_estimation, chr(1)), ''))`,
-  description: sql`lower(coalesce(leads.description, ''))`,
-  city: sql`lower(coalesce(leads.city, ''))`,
-  street: sql`lower(coalesce(leads.street, ''))`,
-  phone: sql`lower(concat_ws(chr(1), leads.phone, leads.phone_secondary))`,
-  email: sql`lower(concat_ws(chr(1), leads.email, leads.email_secondary, leads.email_tier1, leads.email_tier2, leads.email_tier3, leads.email_tier4, leads.email_tier5, leads.email_tier6))`,
-};
-const SEARCH_TEXT = sql<string>`leads.search_text`;
-
-/** Escapes LIKE's special characters so a `%`, `_` or `\` typed by a user is literal. */
-export function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, "\\$&");
-}
-
-/** `%term%`: the term anywhere, literally. */
-export function plainPattern(term: string): string {
-  return `%${escapeLike(term)}%`;
-}
-
-/** `%word1%word2%`: in URL columns a space is a wildcard (the words in order, anything between). */
-export function urlPattern(term: string): string {
-  return `%${term.split(/\s+/).filter(Boolean).map(escapeLike).join("%")}%`;
-}
-
-/** The LIKE pattern of a term in one column. */
-export function columnPattern(column: TermColumn, term: string): string {
-  return URL_COLUMNS.has(column) ? urlPattern(term) : plainPattern(term);
-}
-
-const like = (text: RawBuilder<string>, pattern: string): Condition =>
-  sql<SqlBool>`${text} like lower(${pattern})`;
-
-const or = (conditions: Condition[]): Condition =>
-  conditions.length === 1 ? conditions[0]! : sql<SqlBool>`(${sql.join(conditions, sql` or `)})`;
-
-const and = (conditions: Condition[]): Condition =>
-  conditions.length === 1 ? conditions[0]! : sql<SqlBool>`(${sql.join(conditions, sql` and `)})`;
-
-/**
- * A term matching any of `columns`. When every column is in `search_text` the condition starts
- * with an indexed LIKE on it: exact on its own for the four columns and a term without spaces,
- * otherwise a prefilter before the per-column recheck.
- */
-export function termMatchesAny(columns: readonly TermColumn[], term: string): Condition {
-  const precise = or(columns.map((c) => like(COLUMN_TEXT[c], columnPattern(c, term))));
-  const indexable = !term.includes(SEPARATOR) && columns.every((c) => SEARCH_TEXT_COLUMNS.has(c));
-  if (!indexable) return precise;
-  if (columns.length === SEARCH_TEXT_COLUMNS.size && !/\s/.test(term)) {
-    return like(SEARCH_TEXT, plainPattern(term));
-  }
-  // The URL pattern accepts everything the plain pattern does, so it is the looser prefilter.
-  const loose = columns.some((c) => URL_COLUMNS.has(c)) ? urlPattern(term) : plainPattern(term);
-  return and([like(SEARCH_TEXT, loose), precise]);
-}
-
-/** The values lower-cased by PostgreSQL (the same `lower()` as the column side). */
-const lowerAll = (values: string[]) => sql.join(values.map((v) => sql`lower(${v})`));
-
-/**
- * The WHERE condition of a search over `leads`, exactly as the lead search model says:
- * phase 1 (any positive keyword over the OR group, or any include term of a column in the OR
- * group, over its column), the required include terms of columns outside the OR group, phase 2
- * (negative keywords over the OR group, exclude terms over their column), then the narrowing
- * filters (state, city, ZIP, stars, reviews, schema types), all ANDed.
- */
-export function searchCondition(filters: SearchFilters): Condition {
-  const group = filters.orColumns;
-  const all: Condition[] = [];
-
-  const phase1: Condition[] = filters.positiveKeywords.map((term) => termMatchesAny(group, term));
-  for (const column of TERM_COLUMNS) {
-    const terms = filters.includeTerms[column];
-    if (!terms || terms.length === 0) continue;
-    const matches = terms.map((term) => termMatchesAny([column], term));
-    // In the OR group: one more way to be included. Outside it: required (any of its terms).
-    if (group.includes(column)) phase1.push(...matches);
-    else all.push(or(matches));
-  }
-  if (phase1.length > 0) all.unshift(or(phase1));
-
-  for (const term of filters.negativeKeywords) all.push(sql<SqlBool>`not ${termMatchesAny(group, term)}`);
-  for (const column of TERM_COLUMNS) {
-    for (const term of filters.excludeTerms[column] ?? []) {
-      all.push(sql<SqlBool>`not ${termMatchesAny([column], term)}`);
-    }
-  }
-
-  if (filters.stateInclude.length > 0) {
-    all.push(sql<SqlBool>`upper(leads.state) in (${sql.join(filters.stateInclude)})`);
-  }
-  if (filters.stateExclude.length > 0) {
-    all.push(sql<SqlBool>`coalesce(upper(leads.state), '') not in (${sql.join(filters.stateExclude)})`);
-  }
-  if (filters.cityInclude.length > 0) {
-    all.push(sql<SqlBool>`lower(leads.city) in (${lowerAll(filters.cityInclude)})`);
-  }
-  if (filters.cityExclude.length > 0) {
-    all.push(sql<SqlBool>`coalesce(lower(leads.city), '') not in (${lowerAll(filters.cityExclude)})`);
-  }
-  if (filters.zipInclude.length > 0) {
-    all.push(or(filters.zipInclude.map((zip) => sql<SqlBool>`leads.zip like ${`${escapeLike(zip)}%`}`)));
-  }
-  for (const zip of filters.zipExclude) {
-    all.push(sql<SqlBool>`coalesce(leads.zip, '') not like ${`${escapeLike(zip)}%`}`);
-  }
-  if (filters.minStars !== null) all.push(sql<SqlBool>`leads.stars >= ${filters.minStars}`);
-  if (filters.maxStars !== null) all.push(sql<SqlBool>`leads.stars <= ${filters.maxStars}`);
-  if (filters.minReviewCount !== null)
-    all.push(sql<SqlBool>`leads.review_count >= ${filters.minReviewCount}`);
-  if (filters.maxReviewCount !== null)
-    all.push(sql<SqlBool>`leads.review_count <= ${filters.maxReviewCount}`);
-  if (filters.websiteSchemaFilter.length > 0) {
-    all.push(sql<SqlBool>`leads.website_schema_types && cast(${filters.websiteSchemaFilter} as text[])`);
-  }
-  return all.length === 0 ? sql<SqlBool>`true` : and(all);
-}
+export { searchCondition, sortColumn, termMatchesAny } from "./condition.js";
 
 /**
  * Whether the narrow search table `lead_search` answers a search on its own (docs/search.md): the
  * keyword shapes a client types first (positive and negative keywords over the four searched
- * columns, optionally states), sorted by the default key or by id. Any other filter or sort reads
- * the columns of `leads` and keeps the query over `leads`.
+ * columns, with `*` wildcards or not, optionally states), sorted by the default key or by id. Any
+ * other filter or sort reads the columns of `leads` and keeps the query over `leads`.
  */
 export function searchTableServes(filters: SearchFilters): boolean {
   const defaultGroup =
     filters.orColumns.length === DEFAULT_OR_COLUMNS.length &&
     DEFAULT_OR_COLUMNS.every((c) => filters.orColumns.includes(c));
   const keywords = [...filters.positiveKeywords, ...filters.negativeKeywords];
+  const none = (value: object) => Object.keys(value).length === 0;
   return (
     defaultGroup &&
     filters.positiveKeywords.length > 0 &&
     keywords.every((term) => !term.includes(SEPARATOR)) &&
-    Object.keys(filters.includeTerms).length === 0 &&
-    Object.keys(filters.excludeTerms).length === 0 &&
+    none(filters.includeTerms) &&
+    none(filters.excludeTerms) &&
+    filters.search === null &&
     filters.cityInclude.length === 0 &&
     filters.cityExclude.length === 0 &&
     filters.zipInclude.length === 0 &&
     filters.zipExclude.length === 0 &&
-    filters.minStars === null &&
-    filters.maxStars === null &&
-    filters.minReviewCount === null &&
-    filters.maxReviewCount === null &&
+    filters.streetInclude.length === 0 &&
+    filters.streetExclude.length === 0 &&
+    none(filters.emptyFilters) &&
+    none(filters.dates) &&
+    filters.buyingSignalTypes.length === 0 &&
+    none(filters.fieldTerms) &&
+    none(filters.ranges) &&
+    none(filters.valueLists) &&
     filters.websiteSchemaFilter.length === 0 &&
+    filters.redirect === null &&
     SEARCH_TABLE_SORT_KEYS.has(filters.sortBy)
   );
 }
@@ -180,21 +54,20 @@ const SEARCH_TABLE_SORT_KEYS: ReadonlyMap<string, RawBuilder<unknown>> = new Map
 const SEARCH_TABLE_TEXT = sql<string>`s.search_text`;
 
 /**
- * A keyword over the four searched columns, on `lead_search s`. A term without spaces matches
- * exactly when it is in `search_text`. With spaces, it matches literally in some column or through
- * the space wildcard in a URL column; either way `search_text` passes the URL pattern (the looser
- * one, and the only one the trigram index is asked for). Then a literal match in `search_text`
- * decides, else the lead's two URL columns are read, for the few rows that pass the URL pattern
- * only.
+ * A keyword over the four searched columns, on `lead_search s`. Without spaces it matches exactly
+ * when its parts (split at `*`) occur in order within one value of `search_text`. With spaces, it
+ * matches literally in some column (spaces kept) or through the space wildcard in a URL column;
+ * either way `search_text` passes the URL form's pattern (the looser one, and the only one the
+ * trigram index is asked for). Then a literal match in `search_text` decides, else the lead's two
+ * URL columns are read, for the few rows that pass the URL form only.
  */
 function searchTableTerm(term: string): Condition {
-  const literal = like(SEARCH_TABLE_TEXT, plainPattern(term));
+  const literal = partsMatch(SEARCH_TABLE_TEXT, termParts(term, false), true);
   if (!/\s/.test(term)) return literal;
-  const pattern = urlPattern(term);
-  const urls = or([like(COLUMN_TEXT.registeredUrl, pattern), like(COLUMN_TEXT.crawledUrl, pattern)]);
+  const urls = or([columnMatch("registeredUrl", term), columnMatch("crawledUrl", term)]);
   // A scalar subquery, read per row: PostgreSQL would turn an EXISTS under OR into a hashed
   // subplan over every lead.
-  return sql<SqlBool>`(${like(SEARCH_TABLE_TEXT, pattern)}
+  return sql<SqlBool>`(${like(SEARCH_TABLE_TEXT, partsPattern(termParts(term, true)))}
     and (${literal} or coalesce((select ${urls} from leads where leads.id = s.id), false)))`;
 }
 
@@ -249,13 +122,6 @@ function countsOf(filters: SearchFilters, accountId: number, useSearchTable: boo
     ${matchSource(filters, accountId, useSearchTable).from}`;
 }
 
-/** The column a search sorts by (`sortBy` is a resolved, sortable field name). */
-export function sortColumn(filters: SearchFilters): RawBuilder<unknown> {
-  const column = resolveLeadField(filters.sortBy)?.column;
-  if (!column) throw new Error(`not a sortable field: ${filters.sortBy}`);
-  return sql.ref(`leads.${column}`);
-}
-
 /** `sort_key <dir> nulls last, id <dir>`: leads without a value last, the id breaks ties. */
 function orderOf(filters: SearchFilters, prefix: string): RawBuilder<unknown> {
   const dir = filters.sortOrder === "asc" ? sql`asc` : sql`desc`;
@@ -268,7 +134,19 @@ export interface SearchPageOptions {
   cap: number | null;
   /** false: always collect the matches from `leads` (the query before `lead_search`; tests). */
   useSearchTable?: boolean;
+  /** Only matches the account has not received (`excludePurchased`), before counting and paging. */
+  onlyNew?: boolean;
+  /** The result list holds the new matches first, then the received ones (each in sort order). */
+  newFirst?: boolean;
+  /** Most leads of the page (`maxResults`); the page still starts at `(page - 1) * limit`. */
+  take?: number;
 }
+
+/**
+ * A lead of the page as JSON text, from the `leads` row `alias`; `received` is whether the
+ * account already received it (searchPageJsonQuery).
+ */
+export type LeadJsonOf = (alias: string, received: RawBuilder<boolean>) => RawBuilder<string>;
 
 /**
  * The one query of a search or preview. The matches (id, sort key, received by the account) are
@@ -293,26 +171,34 @@ export function searchPageQuery(
 }
 
 /**
- * searchPageQuery with each lead of the page as the API's Lead in JSON text, built by PostgreSQL
- * (leadJsonSql), instead of its columns: for answers that write the leads as they are (`GET /leads`).
+ * searchPageQuery with each lead of the page as JSON text built by PostgreSQL, instead of its
+ * columns: for answers that write the leads as they are. `leadJson` builds it: the API's Lead
+ * (leadJsonSql, `GET /leads`) by default, the preview's lead for the preview (previewLeadJsonSql).
  */
 export function searchPageJsonQuery(
   filters: SearchFilters,
   options: SearchPageOptions,
+  leadJson: LeadJsonOf = (alias) => leadJsonSql(alias),
 ): RawBuilder<SearchPageJsonQueryRow> {
   return pageQuery(
     filters,
     options,
-    sql`case when leads.id is null then null else ${leadJsonSql("leads")} end as lead_json`,
+    sql`case when leads.id is null then null else ${leadJson("leads", sql<boolean>`p.received`)} end as lead_json`,
   );
 }
 
 function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelect: RawBuilder<unknown>) {
   const useSearchTable = options.useSearchTable ?? true;
   const offset = (filters.page - 1) * filters.limit;
+  const take = Math.min(filters.limit, options.take ?? filters.limit);
+  // The order of the result list: with newFirst, new matches (received false) before received ones.
+  const listOrder = (prefix: string) =>
+    options.newFirst
+      ? sql`${sql.ref(`${prefix}.received`)}, ${orderOf(filters, prefix)}`
+      : orderOf(filters, prefix);
   const pageOf = (source: RawBuilder<unknown>) =>
     sql`select m.id, m.sort_key, m.received from ${source} m
-        order by ${orderOf(filters, "m")} limit ${filters.limit} offset ${offset}`;
+        order by ${listOrder("m")} limit ${take} offset ${offset}`;
   const uncapped = pageOf(sql`matches`);
   const page =
     options.cap === null
@@ -324,7 +210,10 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
               union all
               (select * from matches n where not n.received order by ${orderOf(filters, "n")} limit ${options.cap})
             )`)}) c where counts.new_matches > ${options.cap}`;
-  const matches = sql`matches as materialized (${matchesOf(filters, options.accountId, useSearchTable)})`;
+  const matched = matchesOf(filters, options.accountId, useSearchTable);
+  const matches = options.onlyNew
+    ? sql`matches as materialized (select * from (${matched}) x where not x.received)`
+    : sql`matches as materialized (${matched})`;
   const countedMatches = sql`select count(*)::int as total_matches, (count(*) filter (where not received))::int as new_matches
     from matches`;
   const answer = (pageRows: RawBuilder<unknown>) => sql`
@@ -332,9 +221,10 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
     from counts
     left join lateral (${pageRows}) p on true
     left join leads on leads.id = p.id
-    order by ${orderOf(filters, "p")}`;
+    order by ${listOrder("p")}`;
 
-  const walkOrder = useSearchTable ? pageWalkOrder(filters) : null;
+  // The walk reads the sort order with received and new matches mixed: not for newFirst or onlyNew.
+  const walkOrder = useSearchTable && !options.newFirst && !options.onlyNew ? pageWalkOrder(filters) : null;
   if (walkOrder === null) {
     return sql<never>`with ${matches}, counts as materialized (${countedMatches}) ${answer(page)}`;
   }
@@ -343,7 +233,7 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
   // When it finds them all (and, under a cap, no more new ones than the cap), they are the start
   // of the result list, so the page is cut from them and the counts are one parallel aggregate.
   // Otherwise the matches are collected as above. Each branch runs only when its condition holds.
-  const pageEnd = offset + filters.limit;
+  const pageEnd = offset + take;
   const gives = sql`(select yes from walk_gives_page)`;
   return sql<never>`
     with walk as materialized (

@@ -1,53 +1,28 @@
 import type { DbOrTrx } from "../../db/database.js";
-import type { LeadRecord } from "../lead.js";
-import { leadRecordFromRow } from "../repository.js";
 import type { SearchFilters } from "./filters.js";
-import { searchPageJsonQuery, searchPageQuery, type SearchPageOptions } from "./query.js";
+import { previewLeadJsonSql } from "./preview-sql.js";
+import { searchPageJsonQuery, type LeadJsonOf, type SearchPageOptions } from "./query.js";
 
-/** What a search found: counts over every match and the leads of one page, in order. */
-export interface SearchPage {
-  /** Every matching lead. */
+/**
+ * What a search found: counts over every match and the leads of one page, in order, each as JSON
+ * text built by PostgreSQL (nothing is built per lead in the service).
+ */
+export interface SearchPageJson {
+  /** Every matching lead (with `onlyNew`, every match the account has not received). */
   totalMatches: number;
   /** Matching leads the account has not received. */
   newMatches: number;
-  /** The page, with whether the account already received each lead. */
-  page: { lead: LeadRecord; received: boolean }[];
-}
-
-/**
- * Runs a search for an account: counts over every match and one page of leads with whether the
- * account already received each (see searchPageQuery for `cap`).
- */
-export async function findSearchPage(
-  db: DbOrTrx,
-  filters: SearchFilters,
-  options: SearchPageOptions,
-): Promise<SearchPage> {
-  const { rows } = await searchPageQuery(filters, options).execute(db);
-  const first = rows[0];
-  return {
-    totalMatches: Number(first?.total_matches ?? 0),
-    newMatches: Number(first?.new_matches ?? 0),
-    page: rows
-      .filter((row) => row.page_id !== null && row.id !== null)
-      .map((row) => ({ lead: leadRecordFromRow(row), received: row.received === true })),
-  };
-}
-
-/** What a search found, with the page's leads as the API's Lead in JSON text (leadJsonSql). */
-export interface SearchPageJson {
-  totalMatches: number;
-  newMatches: number;
+  /** The page's leads. */
   page: { id: number; json: string }[];
 }
 
-/** findSearchPage with the page's leads as JSON text: nothing is built per lead in the service. */
-export async function findSearchPageJson(
+async function findPage(
   db: DbOrTrx,
   filters: SearchFilters,
   options: SearchPageOptions,
+  leadJson?: LeadJsonOf,
 ): Promise<SearchPageJson> {
-  const { rows } = await searchPageJsonQuery(filters, options).execute(db);
+  const { rows } = await searchPageJsonQuery(filters, options, leadJson).execute(db);
   const first = rows[0];
   return {
     totalMatches: Number(first?.total_matches ?? 0),
@@ -56,4 +31,28 @@ export async function findSearchPageJson(
       row.page_id !== null && row.lead_json !== null ? [{ id: row.page_id, json: row.lead_json }] : [],
     ),
   };
+}
+
+/**
+ * Runs a search for an account (searchPageJsonQuery: `cap`, `newFirst`, `take`, `onlyNew`), each
+ * lead of the page as the API's Lead (leadJsonSql).
+ */
+export function findSearchPageJson(
+  db: DbOrTrx,
+  filters: SearchFilters,
+  options: SearchPageOptions,
+): Promise<SearchPageJson> {
+  return findPage(db, filters, options);
+}
+
+/**
+ * Runs a preview's search for an account: each lead of the page as the preview's lead
+ * (previewLeadJsonSql: masked unless the account received it, with `contactExported`).
+ */
+export function findPreviewPageJson(
+  db: DbOrTrx,
+  filters: SearchFilters,
+  options: SearchPageOptions,
+): Promise<SearchPageJson> {
+  return findPage(db, filters, options, previewLeadJsonSql);
 }

@@ -2,11 +2,11 @@ import { getAccountWithBalance } from "../../accounts/service.js";
 import { chargeDelivery } from "../../credits/charge.js";
 import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
-import type { LeadRecord } from "../lead.js";
 import { startLeadDelivery } from "../versions.js";
+import { NO_CONTROLS, type SearchControls } from "./controls.js";
 import type { SearchFilters } from "./filters.js";
 import { withLeadQuerySlotReading } from "./capacity.js";
-import { findSearchPage, findSearchPageJson, type SearchPageJson } from "./repository.js";
+import { findPreviewPageJson, findSearchPageJson, type SearchPageJson } from "./repository.js";
 
 /**
  * Where a search request runs: the search statement on the search pool (its connections carry the
@@ -31,13 +31,13 @@ export interface SearchOutcome {
   pagination: Pagination;
   creditsUsedTenths: number;
   creditsRemainingTenths: number;
-  /** New matches were left out because the balance could not pay for them. */
+  /** New matches were left out because the balance (not `maxCredits`) could not pay for them. */
   capped: boolean;
 }
 
-/** A free preview: the page (with which leads the account owns) and the counts. */
+/** A free preview: the page (each lead as the preview's lead in JSON text) and the counts. */
 export interface PreviewOutcome {
-  leads: { lead: LeadRecord; received: boolean }[];
+  leads: { id: number; json: string }[];
   pagination: Pagination;
   totalMatches: number;
   newLeads: number;
@@ -66,42 +66,66 @@ function inSlot<T>(dbs: SearchDatabases, accountId: number, work: (spendable: Sp
 }
 
 /**
- * A paid search (`GET /leads`). The results are capped at the spendable balance: every matching
- * lead the account already received stays (free, the sticky rule), and of the new ones only as
- * many as the balance pays for, first in sort order; `total` counts that capped list and the page
- * is cut from it. Each new lead on the page costs 1 credit; every lead on the page is recorded in
- * the lead export history (method `api`, snapshot), in the transaction of the ledger charge
- * (chargeDelivery, src/credits/charge.ts), and the entries decide which leads are new: 402
- * `insufficient_credits` when a concurrent request spent the balance meanwhile, 429
- * `charge_in_progress` when the entries or the credit lock are not free within 2 seconds. It runs
- * in one of the account's lead query slots (capacity.ts), whose claim the balance is read beside.
+ * Credits the account can spend now, in tenths: the answer of a search or preview that runs no
+ * query (no positive filter), without a lead query slot.
+ */
+export async function creditsRemainingTenths(db: Db, accountId: number): Promise<number> {
+  return (await spendableOf(db, accountId)).tenths;
+}
+
+/**
+ * A paid search (`GET /leads`). The result list holds every matching lead the account already
+ * received (free, the sticky rule) and, of the new ones, only as many as the call may spend: the
+ * smaller of `maxCredits` and the spendable balance, first in sort order. Without `maxCredits` and
+ * `maxResults` the list is in sort order; with either, its new leads come first (credit-optimized
+ * order, docs/leads.md). `total` counts that list and the page is cut from it, then cut to
+ * `maxResults`. `excludePurchased` leaves the received leads out of the list. Each new lead on the
+ * page costs 1 credit; every lead on the page is recorded in the lead export history (method
+ * `api`, snapshot), in the transaction of the ledger charge (chargeDelivery, src/credits/charge.ts),
+ * and the entries decide which leads are new: 402 `insufficient_credits` when a concurrent
+ * request spent the balance meanwhile, 429 `charge_in_progress` when the entries or the credit
+ * lock are not free within 2 seconds. It runs in one of the account's lead query slots
+ * (capacity.ts), whose claim the balance is read beside.
  */
 export async function searchLeads(
   dbs: SearchDatabases,
   accountId: number,
   filters: SearchFilters,
+  controls: SearchControls = NO_CONTROLS,
 ): Promise<SearchOutcome> {
-  return inSlot(dbs, accountId, (spendable) => searchWithin(dbs, accountId, filters, spendable.leads));
+  return inSlot(dbs, accountId, (spendable) =>
+    searchWithin(dbs, accountId, filters, controls, spendable.leads),
+  );
 }
 
 /**
- * searchLeads within its slot, `cap` new leads at most. The charge's transaction starts while the
- * search statement runs (on the other pool): its lock timeout, the lead version lock and the
- * subscribed event types (startLeadDelivery) are taken meanwhile, and the entries are recorded
- * once the page is known.
+ * searchLeads within its slot, with `balance` whole credits to spend. The charge's transaction
+ * starts while the search statement runs (on the other pool): its lock timeout, the lead version
+ * lock and the subscribed event types (startLeadDelivery) are taken meanwhile, and the entries are
+ * recorded once the page is known.
  */
 async function searchWithin(
   dbs: SearchDatabases,
   accountId: number,
   filters: SearchFilters,
-  cap: number,
+  controls: SearchControls,
+  balance: number,
 ): Promise<SearchOutcome> {
   const { db, searchDb } = dbs;
+  const allowed = controls.maxCredits ?? Infinity;
+  const cap = Math.min(allowed, balance);
+  const options = {
+    accountId,
+    cap,
+    newFirst: controls.maxCredits !== null || controls.maxResults !== null,
+    onlyNew: controls.excludePurchased,
+    ...(controls.maxResults === null ? {} : { take: controls.maxResults }),
+  };
   let found: SearchPageJson | undefined;
   // The search's connection is taken first, so a process opens at most as many early charge
   // transactions (main pool) as it runs searches (search pool).
   const charge = await searchDb.connection().execute(async (searchConnection) => {
-    const searching = findSearchPageJson(searchConnection, filters, { accountId, cap });
+    const searching = findSearchPageJson(searchConnection, filters, options);
     // Awaited in the transaction; a search that fails before that is not an unhandled rejection.
     searching.catch(() => undefined);
     try {
@@ -136,21 +160,27 @@ async function searchWithin(
     pagination: pagination(filters, total),
     creditsUsedTenths: charge.tenths,
     creditsRemainingTenths: charge.remainingTenths,
-    capped: found.newMatches > cap,
+    // Only the balance's cut: a cut by maxCredits is what the client asked for.
+    capped: Math.min(found.newMatches, allowed) > balance,
   };
 }
 
 /**
  * A free preview (`GET /leads/preview`): counts over every match (new vs already received, the
- * cost of exporting them) and one page of all matches; nothing charged or recorded. It runs in
- * one of the account's lead query slots (capacity.ts), whose claim the balance is read beside.
+ * cost of exporting them) and one page of all matches in sort order, masked unless the account
+ * received them; nothing charged or recorded. `excludePurchased` leaves the received leads out of
+ * the matches before anything is counted or paged. It runs in one of the account's lead query
+ * slots (capacity.ts), whose claim the balance is read beside.
  */
 export async function previewLeads(
   dbs: SearchDatabases,
   accountId: number,
   filters: SearchFilters,
+  controls: SearchControls = NO_CONTROLS,
 ): Promise<PreviewOutcome> {
-  return inSlot(dbs, accountId, (spendable) => previewWithin(dbs, accountId, filters, spendable.tenths));
+  return inSlot(dbs, accountId, (spendable) =>
+    previewWithin(dbs, accountId, filters, controls, spendable.tenths),
+  );
 }
 
 /** previewLeads within its slot. */
@@ -158,9 +188,14 @@ async function previewWithin(
   dbs: SearchDatabases,
   accountId: number,
   filters: SearchFilters,
+  controls: SearchControls,
   creditsRemainingTenths: number,
 ): Promise<PreviewOutcome> {
-  const found = await findSearchPage(dbs.searchDb, filters, { accountId, cap: null });
+  const found = await findPreviewPageJson(dbs.searchDb, filters, {
+    accountId,
+    cap: null,
+    onlyNew: controls.excludePurchased,
+  });
   return {
     leads: found.page,
     pagination: pagination(filters, found.totalMatches),
