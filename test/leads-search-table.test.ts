@@ -117,9 +117,20 @@ async function allLeads(): Promise<RefLead[]> {
 }
 
 /** Runs the search query (from `lead_search`, or from `leads` as before) for one page. */
-async function sqlPage(query: string, accountId: number, useSearchTable: boolean, cap: number | null = null) {
+/** The result-list options of a paid search with cost controls (newFirst) or excludePurchased (onlyNew). */
+type ListOptions = { newFirst?: boolean; onlyNew?: boolean };
+
+async function sqlPage(
+  query: string,
+  accountId: number,
+  useSearchTable: boolean,
+  cap: number | null = null,
+  list: ListOptions = {},
+) {
   const filters = parseSearchFilters(query, "query");
-  const { rows } = await searchPageQuery(filters, { accountId, cap, useSearchTable }).execute(t.ctx.db);
+  const { rows } = await searchPageQuery(filters, { accountId, cap, useSearchTable, ...list }).execute(
+    t.ctx.db,
+  );
   return {
     total: rows[0]?.total_matches ?? 0,
     newMatches: rows[0]?.new_matches ?? 0,
@@ -128,8 +139,15 @@ async function sqlPage(query: string, accountId: number, useSearchTable: boolean
 }
 
 /** Whether the search query collected every match (its `matches` CTE ran), from its plan as run. */
-async function collectedMatches(query: string, accountId: number, cap: number | null): Promise<boolean> {
-  const compiled = searchPageQuery(parseSearchFilters(query, "query"), { accountId, cap }).compile(t.ctx.db);
+async function collectedMatches(
+  query: string,
+  accountId: number,
+  cap: number | null,
+  list: ListOptions = {},
+): Promise<boolean> {
+  const compiled = searchPageQuery(parseSearchFilters(query, "query"), { accountId, cap, ...list }).compile(
+    t.ctx.db,
+  );
   const { rows } = await t.ctx.pool.query<{ "QUERY PLAN": unknown }>(
     `explain (analyze, format json) ${compiled.sql}`,
     compiled.parameters as unknown[],
@@ -270,6 +288,40 @@ describe("searches served by lead_search", () => {
     }
     expect(walked).toBeGreaterThan(20);
     expect(collected).toBeGreaterThan(20);
+  }, 180_000);
+
+  it("a page walked for new leads first (maxCredits, maxResults) or new leads only (excludePurchased) equals the reference's", async () => {
+    // With newFirst the result list is the first `cap` new matches, then every received one; with
+    // onlyNew only the first `cap` new matches. Either way the walk skips received leads.
+    let walked = 0;
+    let collected = 0;
+    for (const shape of SHAPES.filter((s) => !s.stateInclude)) {
+      const expected = reference(leads, shape);
+      const fresh = expected.filter((l) => l.id % 7 !== 0);
+      const received = expected.filter((l) => l.id % 7 === 0);
+      for (const list of [{ newFirst: true }, { onlyNew: true }, { newFirst: true, onlyNew: true }]) {
+        for (const page of [1, 2]) {
+          for (const cap of [null, 5, 45]) {
+            const limit = 10;
+            const query = queryString(shape, page, limit);
+            const newOnes = cap === null ? fresh : fresh.slice(0, cap);
+            const all = list.onlyNew ? newOnes : [...newOnes, ...received];
+            expect(
+              await sqlPage(query, accountId, true, cap, list),
+              `${query} cap ${cap} ${JSON.stringify(list)}`,
+            ).toEqual({
+              total: list.onlyNew ? fresh.length : expected.length,
+              newMatches: fresh.length,
+              ids: all.slice((page - 1) * limit, page * limit).map((l) => l.id),
+            });
+            if (await collectedMatches(query, accountId, cap, list)) collected += 1;
+            else walked += 1;
+          }
+        }
+      }
+    }
+    expect(walked).toBeGreaterThan(10);
+    expect(collected).toBeGreaterThan(10);
   }, 180_000);
 
   it("walks for the first page of a broad search, and collects the matches of a deep page", async () => {

@@ -74,7 +74,8 @@ function random(seed: number): () => number {
 
 /**
  * `count` query strings of the client shapes, in turn: two or three wildcard keywords as a
- * JSON-array string, a state (narrow) or none (broad), and one of EXTRAS; limit 50.
+ * JSON-array string, a state (narrow) or none (broad), and one of EXTRAS; limit 50 and
+ * `maxCredits` 50, which `smb_api.py` requires on every `GET /leads` (new leads then come first).
  */
 export function clientShapeQueries(count: number, seed: number, withState: boolean): string[] {
   const next = random(seed);
@@ -92,6 +93,7 @@ export function clientShapeQueries(count: number, seed: number, withState: boole
       ...(withState ? { stateInclude: pick(STATES).code } : {}),
       ...(extra === "inner" ? {} : extra),
       limit: "50",
+      maxCredits: "50",
     });
     queries.push(params.toString());
   }

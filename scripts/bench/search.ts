@@ -3,6 +3,8 @@ import { createApiKey } from "../../src/auth/service.js";
 import { createDatabase, type Db, migrateToLatest } from "../../src/db/database.js";
 import { STATES } from "../../src/leads/import/generate-data.js";
 import { parseSearchFilters } from "../../src/leads/search/filters.js";
+import { parseSearchRequest } from "../../src/leads/search/controls.js";
+import { paidSearchOptions } from "../../src/leads/search/service.js";
 import { sql } from "kysely";
 import pg from "pg";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -342,10 +344,11 @@ async function benchSearchOn(
   const cap = 1_000_000;
 
   const directSql = async (query: string, useSearchTable: boolean) => {
-    const filters = parseSearchFilters(query, "query");
+    const { filters, controls } = parseSearchRequest(`?${query}`, ["maxCredits", "maxResults"]);
     // The statement `GET /leads` runs (its leads as JSON text), on a search pool like the service's
     // (its sessions carry the search's settings).
-    const compiled = searchPageJsonQuery(filters, { accountId, cap, useSearchTable }).compile(db);
+    const options = { ...paidSearchOptions(accountId, controls, cap), useSearchTable };
+    const compiled = searchPageJsonQuery(filters, options).compile(db);
     const started = performance.now();
     const result = await searchDb.executeQuery(compiled);
     const ms = performance.now() - started;
@@ -354,6 +357,7 @@ async function benchSearchOn(
       ms,
       matches: Number(rows[0]?.total_matches ?? 0),
       newMatches: Number(rows[0]?.new_matches ?? 0),
+      cap: options.cap,
       ids: rows.flatMap((r) => (r.page_id === null ? [] : [r.page_id])),
     };
   };
@@ -385,7 +389,13 @@ async function benchSearchOn(
     };
   };
   const http = (query: string) => request("leads", query);
-  const preview = (query: string) => request("leads/preview", query);
+  /** A preview of a search's filters: the paid search's cost controls are not preview parameters. */
+  const preview = (query: string) => {
+    const params = new URLSearchParams(query);
+    params.delete("maxCredits");
+    params.delete("maxResults");
+    return request("leads/preview", params.toString());
+  };
 
   /**
    * The same searches as a preview and as a paid search, alternating which goes first: a preview
@@ -446,7 +456,9 @@ async function benchSearchOn(
         throw new Error(`lead_search and leads disagree on ${decodeURIComponent(q)}`);
       }
       const answer = await http(q);
-      if (answer.total !== after.matches || JSON.stringify(answer.ids) !== JSON.stringify(after.ids)) {
+      // The answer's total: every received match and the new ones up to the cap (maxCredits).
+      const total = after.matches - after.newMatches + Math.min(after.newMatches, after.cap);
+      if (answer.total !== total || JSON.stringify(answer.ids) !== JSON.stringify(after.ids)) {
         throw new Error(`HTTP and SQL disagree on ${decodeURIComponent(q)}`);
       }
     }

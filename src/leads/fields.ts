@@ -83,6 +83,12 @@ export interface LeadField {
   parse: FieldParser | null;
   /** One of the columns of an export without a format (src/export-files/format.ts). */
   defaultExport: boolean;
+  /**
+   * The contact detail its values are: a preview masks a `text` or `list` one on leads the account
+   * has not received (src/leads/presenter.ts), and term filters compare phones by their digits
+   * (`phoneTotal`, a count, filters on its phones). Null for other fields.
+   */
+  contact: "phone" | "email" | null;
 }
 
 /** A field stored in a column of its own: it is a key of LeadRecord and of an import row. */
@@ -106,6 +112,8 @@ interface FieldOptions {
   defaultExport?: boolean;
   /** Overrides LeadField.nullable (the lead id is never null). */
   nullable?: boolean;
+  /** See LeadField.contact. */
+  contact?: "phone" | "email";
 }
 
 // Parsers the fields share; the length caps are documented in docs/leads.md ("Lead import").
@@ -167,6 +175,7 @@ const f = (
     derived: options.derived ?? null,
     parse,
     defaultExport: options.defaultExport ?? false,
+    contact: options.contact ?? null,
   };
 };
 
@@ -191,38 +200,67 @@ export const LEAD_FIELDS: readonly LeadField[] = [
   }),
   f("crawledUrl", "wCrawledUrl", "crawled_url", "text", { aliases: ["wSimpleCrawledUrl"], parse: URL_TEXT }),
   f("email", "wEmailPrimary", "email", "text", {
+    contact: "email",
     aliases: ["emailPrimary"],
     filterKey: "emailPrimary",
     parse: parseEmail,
     ...DEFAULT,
   }),
   f("emailSecondary", "wEmailSecondary", "email_secondary", "text", {
+    contact: "email",
     filterKey: "emailSecondary",
     parse: parseEmail,
     ...DEFAULT,
   }),
-  f("emailTier1", "wEmailTier1", "email_tier1", "text", { filterKey: "emailTier1", parse: parseEmail }),
-  f("emailTier2", "wEmailTier2", "email_tier2", "text", { filterKey: "emailTier2", parse: parseEmail }),
-  f("emailTier3", "wEmailTier3", "email_tier3", "text", { filterKey: "emailTier3", parse: parseEmail }),
-  f("emailTier4", "wEmailTier4", "email_tier4", "text", { filterKey: "emailTier4", parse: parseEmail }),
-  f("emailTier5", "wEmailTier5", "email_tier5", "text", { filterKey: "emailTier5", parse: parseEmail }),
-  f("emailTier6", "wEmailTier6", "email_tier6", "text", { filterKey: "emailTier6", parse: parseEmail }),
+  f("emailTier1", "wEmailTier1", "email_tier1", "text", {
+    contact: "email",
+    filterKey: "emailTier1",
+    parse: parseEmail,
+  }),
+  f("emailTier2", "wEmailTier2", "email_tier2", "text", {
+    contact: "email",
+    filterKey: "emailTier2",
+    parse: parseEmail,
+  }),
+  f("emailTier3", "wEmailTier3", "email_tier3", "text", {
+    contact: "email",
+    filterKey: "emailTier3",
+    parse: parseEmail,
+  }),
+  f("emailTier4", "wEmailTier4", "email_tier4", "text", {
+    contact: "email",
+    filterKey: "emailTier4",
+    parse: parseEmail,
+  }),
+  f("emailTier5", "wEmailTier5", "email_tier5", "text", {
+    contact: "email",
+    filterKey: "emailTier5",
+    parse: parseEmail,
+  }),
+  f("emailTier6", "wEmailTier6", "email_tier6", "text", {
+    contact: "email",
+    filterKey: "emailTier6",
+    parse: parseEmail,
+  }),
   f("emailPrimaryProvider", "wEmailPrimaryMx", "email_primary_mx", "text", { parse: DOMAIN }),
   f("websiteEmailProvider", "wEmailDomainMx", "email_domain_mx", "text", { parse: DOMAIN }),
   f("websiteEmailSecurity", "wEmailSecurity", "email_security", "list", { parse: parseLowerList }),
   f("phone", "wPhonePrimary", "phone", "text", {
+    contact: "phone",
     aliases: ["phonePrimary"],
     filterKey: "phonePrimary",
     parse: PHONE,
     ...DEFAULT,
   }),
   f("phoneSecondary", "wPhoneSecondary", "phone_secondary", "text", {
+    contact: "phone",
     filterKey: "phoneSecondary",
     parse: PHONE,
     ...DEFAULT,
   }),
   // A count in our Lead; its term filter (`phoneTotalInclude`) matches any of the lead's phones.
   f("phoneTotal", "wPhoneTotal", null, "integer", {
+    contact: "phone",
     filterKey: "phoneTotal",
     derived: { kind: "countSet", columns: ["phone", "phone_secondary"] },
   }),
@@ -289,10 +327,12 @@ export const LEAD_FIELDS: readonly LeadField[] = [
   f("duns", "wDuns", "duns", "text", { filterKey: "duns", parse: parseDuns }),
   f("founders", "wFounders", "founders", "list", { aliases: ["wFounder"], filterKey: "founder" }),
   f("founderEmails", "wFounderEmail", "founder_emails", "list", {
+    contact: "email",
     filterKey: "founderEmail",
     parse: parseEmailList,
   }),
   f("founderPhones", "wFounderPhone", "founder_phones", "list", {
+    contact: "phone",
     filterKey: "founderPhone",
     parse: parsePhoneList,
   }),

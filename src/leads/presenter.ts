@@ -6,21 +6,18 @@ import type { LeadRecord } from "./lead.js";
 /** The API's Lead (search, preview, export). */
 export type ApiLead = components["schemas"]["Lead"];
 
-/** The contact fields a preview masks on leads the account has not received. */
-export const MASKED_PHONE_FIELDS = ["phone", "phoneSecondary"] as const;
-export const MASKED_EMAIL_FIELDS = [
-  "email",
-  "emailSecondary",
-  "emailTier1",
-  "emailTier2",
-  "emailTier3",
-  "emailTier4",
-  "emailTier5",
-  "emailTier6",
-] as const;
-/** List fields a preview masks item by item, as the real service does. */
-export const MASKED_PHONE_LIST_FIELDS = ["founderPhones"] as const;
-export const MASKED_EMAIL_LIST_FIELDS = ["founderEmails"] as const;
+/** Names of the fields holding one contact detail of a kind, as a value (`text`) or a list. */
+const contactFields = (contact: "phone" | "email", type: "text" | "list"): readonly string[] =>
+  LEAD_FIELDS.filter((field) => field.contact === contact && field.type === type).map((f) => f.name);
+
+/**
+ * The contact fields a preview masks on leads the account has not received (the catalogue's
+ * `contact` fields); list fields item by item, as the real service does.
+ */
+export const MASKED_PHONE_FIELDS = contactFields("phone", "text");
+export const MASKED_EMAIL_FIELDS = contactFields("email", "text");
+export const MASKED_PHONE_LIST_FIELDS = contactFields("phone", "list");
+export const MASKED_EMAIL_LIST_FIELDS = contactFields("email", "list");
 
 /**
  * The JavaScript of a field's value in the API's Lead, read from the LeadRecord `lead` (an
@@ -87,11 +84,13 @@ export function maskEmail(email: string | null): string | null {
 /** The Lead with its contact fields masked (preview of a lead the account has not received). */
 export function toMaskedLead(lead: LeadRecord): ApiLead {
   const out = toLead(lead);
-  for (const field of MASKED_PHONE_FIELDS) out[field] = maskPhone(out[field]);
-  for (const field of MASKED_EMAIL_FIELDS) out[field] = maskEmail(out[field]);
+  // The catalogue names the fields; each holds a string or null (a list: strings).
+  const values = out as unknown as Record<string, string | null | string[]>;
+  for (const field of MASKED_PHONE_FIELDS) values[field] = maskPhone(values[field] as string | null);
+  for (const field of MASKED_EMAIL_FIELDS) values[field] = maskEmail(values[field] as string | null);
   for (const field of MASKED_PHONE_LIST_FIELDS)
-    out[field] = out[field].map((phone) => maskPhone(phone) ?? "***");
+    values[field] = (values[field] as string[]).map((phone) => maskPhone(phone) ?? "***");
   for (const field of MASKED_EMAIL_LIST_FIELDS)
-    out[field] = out[field].map((email) => maskEmail(email) ?? "***");
+    values[field] = (values[field] as string[]).map((email) => maskEmail(email) ?? "***");
   return out;
 }

@@ -223,8 +223,7 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
     left join leads on leads.id = p.id
     order by ${listOrder("p")}`;
 
-  // The walk reads the sort order with received and new matches mixed: not for newFirst or onlyNew.
-  const walkOrder = useSearchTable && !options.newFirst && !options.onlyNew ? pageWalkOrder(filters) : null;
+  const walkOrder = useSearchTable ? pageWalkOrder(filters) : null;
   if (walkOrder === null) {
     return sql<never>`with ${matches}, counts as materialized (${countedMatches}) ${answer(page)}`;
   }
@@ -232,9 +231,13 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
   // matches in sort order among the first WALK_ROWS_PER_PAGE_ROW * pageEnd leads of lead_search.
   // When it finds them all (and, under a cap, no more new ones than the cap), they are the start
   // of the result list, so the page is cut from them and the counts are one parallel aggregate.
-  // Otherwise the matches are collected as above. Each branch runs only when its condition holds.
+  // With newFirst or onlyNew the result list starts with the new matches: the walk skips the
+  // received ones, and its `pageEnd` new matches (within the cap) are that start. Otherwise the
+  // matches are collected as above. Each branch runs only when its condition holds.
   const pageEnd = offset + take;
   const gives = sql`(select yes from walk_gives_page)`;
+  const newOnly = options.newFirst === true || options.onlyNew === true;
+  const allCounts = countsOf(filters, options.accountId, useSearchTable);
   return sql<never>`
     with walk as materialized (
       select s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key from (
@@ -242,6 +245,7 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
         order by ${walkOrder} limit ${pageEnd * WALK_ROWS_PER_PAGE_ROW}
       ) s
       where ${searchTableCondition(filters)}
+        ${newOnly ? sql`and not exists (select 1 from lead_export_history h where h.account_id = ${options.accountId} and h.lead_id = s.id)` : sql``}
       order by ${walkOrder} limit ${pageEnd}
     ),
     walked as materialized (
@@ -255,7 +259,11 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
     ),
     ${matches},
     counts as materialized (
-      select * from (${countsOf(filters, options.accountId, useSearchTable)}) c where ${gives}
+      select * from (${
+        options.onlyNew
+          ? sql`select new_matches as total_matches, new_matches from (${allCounts}) a`
+          : allCounts
+      }) c where ${gives}
       union all
       select * from (${countedMatches}) c where not ${gives}
     )

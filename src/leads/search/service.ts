@@ -6,6 +6,7 @@ import { startLeadDelivery } from "../versions.js";
 import { NO_CONTROLS, type SearchControls } from "./controls.js";
 import type { SearchFilters } from "./filters.js";
 import { withLeadQuerySlotReading } from "./capacity.js";
+import type { SearchPageOptions } from "./query.js";
 import { findPreviewPageJson, findSearchPageJson, type SearchPageJson } from "./repository.js";
 
 /**
@@ -74,6 +75,25 @@ export async function creditsRemainingTenths(db: Db, accountId: number): Promise
 }
 
 /**
+ * The query options of a paid search: new leads capped at the smaller of `maxCredits` and the
+ * `balance` (whole credits); new leads first when `maxCredits` or `maxResults` is given; only new
+ * leads with `excludePurchased`; the page cut to `maxResults`.
+ */
+export function paidSearchOptions(
+  accountId: number,
+  controls: SearchControls,
+  balance: number,
+): SearchPageOptions & { cap: number } {
+  return {
+    accountId,
+    cap: Math.min(controls.maxCredits ?? Infinity, balance),
+    newFirst: controls.maxCredits !== null || controls.maxResults !== null,
+    onlyNew: controls.excludePurchased,
+    ...(controls.maxResults === null ? {} : { take: controls.maxResults }),
+  };
+}
+
+/**
  * A paid search (`GET /leads`). The result list holds every matching lead the account already
  * received (free, the sticky rule) and, of the new ones, only as many as the call may spend: the
  * smaller of `maxCredits` and the spendable balance, first in sort order. Without `maxCredits` and
@@ -112,15 +132,8 @@ async function searchWithin(
   balance: number,
 ): Promise<SearchOutcome> {
   const { db, searchDb } = dbs;
-  const allowed = controls.maxCredits ?? Infinity;
-  const cap = Math.min(allowed, balance);
-  const options = {
-    accountId,
-    cap,
-    newFirst: controls.maxCredits !== null || controls.maxResults !== null,
-    onlyNew: controls.excludePurchased,
-    ...(controls.maxResults === null ? {} : { take: controls.maxResults }),
-  };
+  const options = paidSearchOptions(accountId, controls, balance);
+  const cap = options.cap;
   let found: SearchPageJson | undefined;
   // The search's connection is taken first, so a process opens at most as many early charge
   // transactions (main pool) as it runs searches (search pool).
@@ -161,7 +174,7 @@ async function searchWithin(
     creditsUsedTenths: charge.tenths,
     creditsRemainingTenths: charge.remainingTenths,
     // Only the balance's cut: a cut by maxCredits is what the client asked for.
-    capped: Math.min(found.newMatches, allowed) > balance,
+    capped: Math.min(found.newMatches, controls.maxCredits ?? Infinity) > balance,
   };
 }
 

@@ -43,16 +43,8 @@ export const termParameterNames = (key: string) => ({
   empty: `${key}EmptyFilter`,
 });
 
-/** The fields whose values are phone numbers: digits are compared (docs/leads.md). */
-export const PHONE_FIELDS: ReadonlySet<string> = new Set([
-  "phone",
-  "phoneSecondary",
-  "phoneTotal",
-  "founderPhones",
-]);
-
-/** Whether a field's term filters compare phone numbers by their digits. */
-export const isPhoneField = (field: LeadField) => PHONE_FIELDS.has(field.name);
+/** Whether a field's term filters compare phone numbers by their digits (docs/leads.md). */
+export const isPhoneField = (field: LeadField) => field.contact === "phone";
 
 const ITEM_MESSAGE = 'each item must be a string or {"v": "text", "m": "contains"|"starts"|"ends"}';
 
