@@ -14,6 +14,7 @@ const t = useTestApp();
 /** SEARCH_SETTINGS as pg_settings shows them (work_mem in kB, statement_timeout in ms). */
 const SHOWN = {
   work_mem: "65536",
+  max_parallel_workers_per_gather: "0",
   parallel_setup_cost: "10",
   parallel_tuple_cost: "0.001",
   parallel_leader_participation: "off",

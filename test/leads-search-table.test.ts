@@ -401,8 +401,6 @@ describe("searches served by lead_search", () => {
       "positiveKeywords=repair&streetInclude=main",
       "positiveKeywords=repair&zipExclude=78701",
       "positiveKeywords=repair&stateEmptyFilter=exclude_empty",
-      "positiveKeywords=repair&lastBuyingSignalFrom=rel:30d",
-      "positiveKeywords=repair&lastUpdatedTo=2026-01-01",
       "positiveKeywords=repair&registrationDateFrom=2020-01-01",
       "positiveKeywords=repair&timeScrapedTo=rel:1d",
       "positiveKeywords=repair&buyingSignalTypeFilter=Newly%20Added",
@@ -418,8 +416,11 @@ describe("searches served by lead_search", () => {
     ]) {
       expect(searchTableServes(parseSearchFilters(query, "query")), query).toBe(false);
     }
-    // Wildcard keywords over the four columns, with or without a state, stay on lead_search.
+    // Wildcard keywords over the four columns, with or without a state or Last Buying Signal
+    // bounds, stay on lead_search.
     for (const query of [
+      "positiveKeywords=repair&lastBuyingSignalFrom=rel:30d",
+      "positiveKeywords=repair&stateInclude=TX&lastUpdatedTo=2026-01-01",
       'positiveKeywords=["*auto*repair*","*body*shop*"]&negativeKeywords=["*franchise*"]',
       "positiveKeywords=*dental*&stateInclude=TX",
       "positiveKeywords=car *wash&stateExclude=CA&sortBy=id",

@@ -61,7 +61,7 @@ const EXTRAS: readonly (Record<string, string> | "inner")[] = [
 ];
 
 /** A small seeded PRNG (mulberry32). */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) | 0;

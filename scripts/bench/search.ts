@@ -14,7 +14,7 @@ import { startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { searchPageJsonQuery, searchTableServes } from "../../src/leads/search/query.js";
 import { createSearchDatabase } from "../../src/leads/search/settings.js";
 import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
-import { clientShapeName, clientShapeQueries } from "./search-shapes.js";
+import { clientShapeName, clientShapeQueries, random } from "./search-shapes.js";
 
 const LEADS = Number(process.env.BENCH_SEARCH_LEADS ?? 1_000_000);
 const SEARCHES = Number(process.env.BENCH_SEARCHES ?? 200);
@@ -95,18 +95,6 @@ const POSITIVE = [
   "family",
 ];
 const NEGATIVE = ["commercial", "pros", "llc", "group", "center", "studio", "co.", "sons", "the", "service"];
-
-/** A small seeded PRNG (mulberry32). */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** `count` query strings: two positive keywords, one state, one negative keyword, limit 50. */
 function searchQueries(count: number, seed: number, withState = true): string[] {

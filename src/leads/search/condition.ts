@@ -115,13 +115,14 @@ function columnEmpty(column: string, kind: "text" | "number" | "list"): Conditio
 }
 
 /** A date range over a column: date-only bounds of a whole-day filter cover the whole day. */
-function dateConditions(
+export function dateConditions(
   column: string,
   range: DateRange,
   wholeDayTo: boolean,
   dateColumn: boolean,
+  table = "leads",
 ): Condition[] {
-  const ref = sql.ref(`leads.${column}`);
+  const ref = sql.ref(`${table}.${column}`);
   const out: Condition[] = [];
   if (dateColumn) {
     if (range.from) out.push(sql<SqlBool>`${ref} >= cast(${utcDay(range.from.at)} as date)`);

@@ -2,7 +2,8 @@ import { sql, type RawBuilder, type SqlBool } from "kysely";
 import { leadJsonSql } from "../presenter-sql.js";
 import { LEAD_RECORD_COLUMNS, type LeadRecordRow } from "../repository.js";
 import { DEFAULT_OR_COLUMNS } from "./columns.js";
-import { columnMatch, searchCondition, sortColumn } from "./condition.js";
+import { columnMatch, dateConditions, searchCondition, sortColumn } from "./condition.js";
+import { DATE_FILTERS } from "./dates.js";
 import type { SearchFilters } from "./filters.js";
 import { SEPARATOR, and, like, or, partsMatch, partsPattern, termParts, type Condition } from "./patterns.js";
 
@@ -34,7 +35,7 @@ export function searchTableServes(filters: SearchFilters): boolean {
     filters.streetInclude.length === 0 &&
     filters.streetExclude.length === 0 &&
     none(filters.emptyFilters) &&
-    none(filters.dates) &&
+    Object.keys(filters.dates).every((key) => key === "lastBuyingSignal") &&
     filters.buyingSignalTypes.length === 0 &&
     none(filters.fieldTerms) &&
     none(filters.ranges) &&
@@ -52,6 +53,9 @@ const SEARCH_TABLE_SORT_KEYS: ReadonlyMap<string, RawBuilder<unknown>> = new Map
 ]);
 
 const SEARCH_TABLE_TEXT = sql<string>`s.search_text`;
+
+/** What a date-only `lastBuyingSignalTo` means (DATE_FILTERS): lead_search applies the same bounds. */
+const SIGNAL_WHOLE_DAY_TO = DATE_FILTERS.find((f) => f.key === "lastBuyingSignal")?.wholeDayTo ?? false;
 
 /**
  * A keyword over the four searched columns, on `lead_search s`. Without spaces it matches exactly
@@ -81,6 +85,9 @@ export function searchTableCondition(filters: SearchFilters): Condition {
   if (filters.stateExclude.length > 0) {
     all.push(sql<SqlBool>`coalesce(s.state, '') not in (${sql.join(filters.stateExclude)})`);
   }
+  // The Last Buying Signal bounds: lead_search holds the column (its default sort key).
+  const signal = filters.dates.lastBuyingSignal;
+  if (signal) all.push(...dateConditions("last_buying_signal", signal, SIGNAL_WHOLE_DAY_TO, false, "s"));
   return and(all);
 }
 

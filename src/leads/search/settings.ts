@@ -6,10 +6,14 @@ import { createDatabase, type Db, type Trx } from "../../db/database.js";
  * search's settings"):
  * - `work_mem` 64 MB: the default 4 MB made the trigram bitmaps of common terms lossy at 5M leads
  *   (1.4 million rows rechecked for a search of 4,444 matches) and spilled 350,000 matches to disk;
- * - parallel workers' start-up priced as on a machine whose cores are free for them (PostgreSQL's
- *   defaults price a worker at 1,000 rows): a broad search's bitmap heap scan is shared out, and the
- *   leader only gathers what the workers find (a broad search hands it every match; scanning as
- *   well, it made the workers wait on it);
+ * - no parallel workers (2026-11-27): on the 2-core machine the figures are measured on, without
+ *   huge pages, a worker started per query spends longer mapping the shared buffers it reads than
+ *   it saves: a broad search's count took 350 ms with 2 workers and 95 ms without any, narrow and
+ *   filtered searches the same either way (docs/performance.md). On a server with more cores and
+ *   huge pages for the shared buffers, raise `max_parallel_workers_per_gather`; the three settings
+ *   after it then price and place the workers: start-up priced as on a machine whose cores are free
+ *   for them (PostgreSQL's defaults price a worker at 1,000 rows), and the leader only gathering
+ *   what the workers find (scanning as well, it made them wait on it);
  * - no Materialize nodes where another plan exists: an account whose history entries were written
  *   after the table's last ANALYZE is estimated at about 1 entry, and the planner then joined the
  *   matches to the account's entries as a nested loop over a materialized copy of them, checking
@@ -19,6 +23,7 @@ import { createDatabase, type Db, type Trx } from "../../db/database.js";
  */
 export const SEARCH_SETTINGS = {
   work_mem: "64MB",
+  max_parallel_workers_per_gather: "0",
   parallel_setup_cost: "10",
   parallel_tuple_cost: "0.001",
   parallel_leader_participation: "off",
