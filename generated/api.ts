@@ -266,7 +266,8 @@ export interface paths {
          *     one row per URL with `Submitted URL`, `Status`, `Source`, `Credits Charged` and the lead
          *     columns.
          *     Available once `result.ready` is true; before that, or for a `failed` run, 409
-         *     `result_not_ready`; 410 `file_unavailable` once the file expired (files are kept 90 days).
+         *     `result_not_ready`; 410 `file_unavailable` once the file expired (files are kept 90 days; `reason` `expired`) or is
+         *     no longer stored (`reason` `not_stored`).
          */
         get: operations["getEnrichmentDownload"];
         put?: never;
@@ -3372,18 +3373,6 @@ export interface components {
         FileDownloadLinkResponse: {
             /** @description The result. */
             data: components["schemas"]["FileDownloadLink"];
-        };
-        /** @description 410: the export file has expired or is no longer available. */
-        FileUnavailableError: {
-            /**
-             * @description Stable machine-readable error code.
-             * @enum {string}
-             */
-            error: "file_unavailable";
-            /** @description Human-readable explanation of the error. */
-            message: string;
-            /** @description One entry per problem found in the request, when the error is about its input. */
-            details?: components["schemas"]["ErrorDetail"][];
         };
         /**
          * @description Why an exported file cannot be downloaded.
@@ -9479,7 +9468,6 @@ export type FieldMappingType = components['schemas']['FieldMappingType'];
 export type FileBytes = components['schemas']['FileBytes'];
 export type FileDownloadLink = components['schemas']['FileDownloadLink'];
 export type FileDownloadLinkResponse = components['schemas']['FileDownloadLinkResponse'];
-export type FileUnavailableError = components['schemas']['FileUnavailableError'];
 export type FileUnavailableReason = components['schemas']['FileUnavailableReason'];
 export type FilterPreset = components['schemas']['FilterPreset'];
 export type FilterPresetCreate = components['schemas']['FilterPresetCreate'];
@@ -11779,7 +11767,7 @@ export interface operations {
                     "application/json": components["schemas"]["EnrichmentNotReadyError"];
                 };
             };
-            /** @description 410: the export file has expired or is no longer available. */
+            /** @description 410: the export file has expired or is no longer stored; `reason` says which. */
             410: {
                 headers: {
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
@@ -11795,7 +11783,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["FileUnavailableError"];
+                    "application/json": components["schemas"]["ExportFileUnavailableError"];
                 };
             };
             /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
@@ -23702,7 +23690,6 @@ export const exportFileUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepR
 export const exportLeadsEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportLeadsEvent"]["type"]> = ["export.leads"];
 export const exportTooLargeErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ExportTooLargeError"]["error"]> = ["export_too_large"];
 export const fieldMappingTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FieldMappingType"]> = ["field", "spacer"];
-export const fileUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FileUnavailableError"]["error"]> = ["file_unavailable"];
 export const fileUnavailableReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["FileUnavailableReason"]> = ["expired", "missing"];
 export const forbiddenErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ForbiddenError"]["error"]> = ["forbidden"];
 export const healthStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["Health"]["status"]> = ["ok"];
