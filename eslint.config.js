@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["generated/**", "node_modules/**", ".data/**", "coverage/**", "openapi.yaml"] },
+  { ignores: ["generated/**", "dist/**", "node_modules/**", ".data/**", "coverage/**", "openapi.yaml"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

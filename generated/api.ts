@@ -6,6 +6,82 @@
  */
 
 export interface paths {
+    "/api/v1/ai/auto-refine/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop refining a keyword list
+         * @description Turns auto-refine off for a keyword list and its pair. A running refinement stops before its
+         *     next pass (`refinementStatus` `paused`; keywords written by finished rounds stay). A list that
+         *     is not the account's gives 400 `validation_error`. Limited to 60 requests per minute per key.
+         */
+        post: operations["disableAutoRefine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/auto-refine/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start refining a keyword list
+         * @description Starts refining a keyword list and its pair against the lead database in the background:
+         *     validate the positive keywords, discover new positives, check the negatives for collateral
+         *     damage, discover negatives from sampled leads, then a quality score from 1 to 10 with one
+         *     retry round when it is low. The keywords are rewritten after each round, `scoresPerRound`
+         *     records each round's score, and auto-refine turns itself off when the refinement finishes.
+         *     Enabling clears the score history. The list (or its pair) needs `sourceCategories`; the
+         *     first 3 are used.
+         *
+         *     At most 3 refinements run at once in the whole service: a start that cannot run is not
+         *     queued (`running` false, `refinementStatus` stays null); enable again later. Enabling a list
+         *     whose refinement is running changes nothing. A list that is not the account's, or has no
+         *     source categories, gives 400 `validation_error`. Limited to 5 requests per minute per key
+         *     (the AI limit).
+         */
+        post: operations["enableAutoRefine"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ai/auto-refine/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Keyword auto-refine status
+         * @description The auto-refine state of each of the account's keyword lists (newest first), or of one list
+         *     with `listId` (400 `validation_error` when it is not one of the account's). Limited to 60
+         *     requests per minute per key.
+         */
+        get: operations["getAutoRefineStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/ai/generate-keywords": {
         parameters: {
             query?: never;
@@ -44,8 +120,10 @@ export interface paths {
         /**
          * Keyword generation status
          * @description Lists the account's keyword generations of the last 24 hours (at most 100), newest first,
-         *     with their status and the keyword lists they produced. Counts only toward the general limit
-         *     of 600 requests per minute, not the AI limit, so clients can poll it.
+         *     with their status and the keyword lists they produced, as `{data: {hasJobs, jobs}}` (the real
+         *     service's shape). `shape=list` answers the generations as a bare array `{data: [...]}`, the
+         *     shape of this operation before 2026-11-27, for clients written against it. Counts only
+         *     toward the general limit of 600 requests per minute, not the AI limit, so clients can poll it.
          */
         get: operations["getKeywordStatus"];
         put?: never;
@@ -84,6 +162,49 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auto-top-up": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the auto top-up
+         * @description Returns the auto top-up configuration, the purchases of the current billing cycle
+         *     (`monthlyUsage`) and the plan's price per credit (`pricePerCredit`, in dollars).
+         *
+         *     When enabled, each charge that leaves the permanent (purchased) credits below the trigger
+         *     queues one purchase of permanent credits, charged off-session to the saved payment method at
+         *     the plan's price per credit; concurrent charges buy once. Monthly credits are spent first, so
+         *     purchased credits are refilled before they run out and the overage budget is used only when a
+         *     purchase cannot be made (cap reached, card declined). No purchase is made during a trial,
+         *     while a plan downgrade is pending, or when it would take the cycle's purchases past the cap.
+         *     A declined purchase is tried again at the next charge an hour or more later; the fifth decline
+         *     in a row turns the auto top-up off and e-mails the account owner.
+         */
+        get: operations["getAutoTopUp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update the auto top-up
+         * @description Replaces the auto top-up configuration. `{enabled: false}` turns it off and clears it (always
+         *     allowed). `enabled: true` needs `triggerType` and `triggerAmount`, `purchaseType` and
+         *     `purchaseAmount` (at least 100 credits or 1 dollar, at most 5 times the plan's monthly credits
+         *     or their dollar value), and optionally `capType` with `capAmount` (the most per billing cycle,
+         *     at least one purchase); a missing or out-of-range value gives 400 `validation_error` with
+         *     `details`. Credit amounts are whole numbers, dollar amounts have at most 2 decimals.
+         *
+         *     Errors: 400 `bad_request` when enabling during a trial, without a saved payment method or
+         *     without a paid plan; 503 `payment_unavailable` when enabling while payment processing is not
+         *     configured. Nothing changes on an error.
+         */
+        patch: operations["updateAutoTopUp"];
         trace?: never;
     };
     "/api/v1/claim-key": {
@@ -442,7 +563,9 @@ export interface paths {
          * Download an exported file
          * @description Downloads the file itself with its `Content-Type` and a `Content-Disposition` naming it.
          *     410 `file_unavailable` when the file has expired (90 days after the export, `reason`
-         *     `expired`) or is no longer stored (`reason` `not_stored`).
+         *     `expired`) or is no longer stored (`reason` `not_stored`). Streamed from the store that holds
+         *     the file (local disk or the bucket); 503 `service_unavailable` (`Retry-After: 30`) while it
+         *     cannot be reached.
          */
         get: operations["downloadExportFile"];
         put?: never;
@@ -465,7 +588,8 @@ export interface paths {
          * @description Issues a signed direct link to the file, valid 15 minutes, that works without an
          *     `Authorization` header (for a browser or a download tool), with the file's name, type, size,
          *     lead count and expiry. 410 `file_unavailable` when the file has expired (`reason` `expired`)
-         *     or is no longer stored (`reason` `not_stored`).
+         *     or is no longer stored (`reason` `not_stored`). 503 `service_unavailable` (`Retry-After: 30`)
+         *     while file storage cannot be reached.
          */
         get: operations["getExportFileDownloadUrl"];
         put?: never;
@@ -1694,6 +1818,169 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        /** @description What an enable or disable did. */
+        AutoRefineChange: {
+            /** @description What happened, for people. */
+            message: string;
+            /**
+             * @description Whether a refinement is running for the list after the request: false when enable could not
+             *     start one (3 refinements were running in the deployment; it is not queued, enable again
+             *     later) and after disable.
+             */
+            running: boolean;
+            /** @description The list and its pair, as they stand after the request. */
+            lists: components["schemas"]["AutoRefineListStatus"][];
+        };
+        AutoRefineChangeResponse: {
+            /** @description The result. */
+            data: components["schemas"]["AutoRefineChange"];
+        };
+        /** @description Where the auto-refine of one keyword list stands. */
+        AutoRefineListStatus: {
+            /**
+             * Format: int32
+             * @description The list's id.
+             */
+            listId: number;
+            /** @description The list's name. */
+            name: string;
+            /** @description Whether the keywords are positive or negative. */
+            type: components["schemas"]["KeywordListType"];
+            /** @description Whether auto-refine is on; it turns itself off when a refinement finishes. */
+            autoRefineEnabled: boolean;
+            /** @description Where the last refinement stands; null when none was started. */
+            refinementStatus: components["schemas"]["RefinementStatus"] | null;
+            /**
+             * Format: int32
+             * @description The round under way (while running) or the last round run; 0 before the first.
+             */
+            currentRound: number;
+            /**
+             * Format: int32
+             * @description The most rounds a refinement runs: the first, and one retry when its score is low.
+             */
+            maxRounds: number;
+            /** @description The quality score of each round of the last refinement, oldest first. */
+            scoresPerRound: components["schemas"]["RefinementScore"][];
+            /** @description When a refinement last rewrote the list's keywords; null when none did. */
+            lastRefinedAt: string | null;
+            /** @description The list of the other type refined together with this one, or null. */
+            pairedListId: number | null;
+        };
+        AutoRefineListStatusListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["AutoRefineListStatus"][];
+        };
+        /** @description The keyword list whose auto-refine is switched. */
+        AutoRefineRequest: {
+            /**
+             * Format: int32
+             * @description One of the account's keyword lists; the switch applies to it and to its pair.
+             */
+            listId: number;
+        };
+        /**
+         * @description The auto top-up: a purchase of permanent credits, charged off-session to the saved payment
+         *     method, each time a charge leaves the permanent balance below the trigger.
+         */
+        AutoTopUp: {
+            /** @description Whether purchases are made. */
+            enabled: boolean;
+            /** @description The unit of `triggerAmount`; null when not configured. */
+            triggerType: components["schemas"]["AutoTopUpUnit"] | null;
+            /**
+             * @description A purchase is made when a charge leaves the permanent (purchased) credits below this amount
+             *     (in dollars: their value at the plan's price per credit); null when not configured.
+             */
+            triggerAmount: number | null;
+            /** @description The unit of `purchaseAmount`; null when not configured. */
+            purchaseType: components["schemas"]["AutoTopUpUnit"] | null;
+            /** @description What one purchase buys: credits, or dollars' worth of credits (rounded down); null when not configured. */
+            purchaseAmount: number | null;
+            /** @description The unit of `capAmount`; null when there is no cap. */
+            capType: components["schemas"]["AutoTopUpUnit"] | null;
+            /** @description The most the purchases of one billing cycle may add up to; a purchase that would pass it is not made. Null: no cap. */
+            capAmount: number | null;
+            /** @description The purchases of the current billing cycle. */
+            monthlyUsage: components["schemas"]["AutoTopUpUsage"];
+            /** @description The plan's price of one purchased credit, in US dollars (0.1, 0.075, 0.05, 0.03 or 0.02); null without a plan. */
+            pricePerCredit: number | null;
+            /** @description Whether the account has a saved payment method; the auto top-up can only be enabled with one. */
+            hasPaymentMethod: boolean;
+            /**
+             * Format: int32
+             * @description Declined purchases in a row; the fifth turns the auto top-up off.
+             */
+            consecutiveFailures: number;
+            /** @description Set when the service turned the auto top-up off; null otherwise. */
+            disabledReason: components["schemas"]["AutoTopUpDisabledReason"] | null;
+        };
+        /**
+         * @description Why the auto top-up was turned off by the service rather than by the account.
+         * @enum {string}
+         */
+        AutoTopUpDisabledReason: "payment_declined";
+        AutoTopUpResponse: {
+            /** @description The result. */
+            data: components["schemas"]["AutoTopUp"];
+        };
+        /**
+         * @description The unit of an auto top-up amount.
+         * @enum {string}
+         */
+        AutoTopUpUnit: "credits" | "dollars";
+        /**
+         * @description The whole auto top-up configuration (it replaces the previous one). `{enabled: false}` turns it
+         *     off and clears it; `enabled: true` needs `triggerType`, `triggerAmount`, `purchaseType` and
+         *     `purchaseAmount`, and takes an optional cap (`capType` with `capAmount`).
+         */
+        AutoTopUpUpdate: {
+            /** @description `true` turns the auto top-up on with the configuration sent; `false` turns it off and clears it (the other fields are then ignored). */
+            enabled: boolean;
+            /** @description The unit of `triggerAmount`; required with `enabled: true`. */
+            triggerType?: components["schemas"]["AutoTopUpUnit"] | null;
+            /**
+             * @description The permanent balance below which a purchase is made: at least 1 credit or 0.01 dollar, at
+             *     most 5 times the plan's monthly credits (or their dollar value); required with `enabled: true`.
+             */
+            triggerAmount?: number | null;
+            /** @description The unit of `purchaseAmount`; required with `enabled: true`. */
+            purchaseType?: components["schemas"]["AutoTopUpUnit"] | null;
+            /**
+             * @description What one purchase buys: at least 100 credits or 1 dollar, at most 5 times the plan's monthly
+             *     credits (or their dollar value at the plan's price per credit); required with `enabled: true`.
+             */
+            purchaseAmount?: number | null;
+            /** @description The unit of `capAmount`, or null (or omitted) for no cap. */
+            capType?: components["schemas"]["AutoTopUpUnit"] | null;
+            /**
+             * @description The most the automatic purchases of one billing cycle may add up to, in `capType` units; at
+             *     least one purchase. Required with `capType`, null (or omitted) without it.
+             */
+            capAmount?: number | null;
+        };
+        /** @description Automatic purchases made in the current billing cycle (the cap counts these). */
+        AutoTopUpUsage: {
+            /**
+             * Format: int32
+             * @description Purchases paid in the current billing cycle.
+             */
+            purchases: number;
+            /**
+             * Format: int32
+             * @description Credits bought by them.
+             */
+            credits: number;
+            /**
+             * Format: int32
+             * @description What they cost, in US cents.
+             */
+            amountCents: number;
+            /** @description Start of the current billing cycle; null without a subscription period. */
+            periodStart: string | null;
+            /** @description End of the current billing cycle, when the usage (and the cap) start again; null when not known. */
+            periodEnd: string | null;
+        };
         /** @description 400: the request is well-formed but cannot be acted on as sent. */
         BadRequestError: {
             /**
@@ -2688,7 +2975,11 @@ export interface components {
         };
         /** @description A short-lived link to an enrichment result file. */
         EnrichmentDownload: {
-            /** @description Presigned URL of the CSV result file; fetch it without an Authorization header. */
+            /**
+             * @description URL of the CSV result file; fetch it without an Authorization header. With files in object
+             *     storage (`S3_BUCKET`) a presigned URL of the bucket; otherwise the API's own signed link
+             *     (`.../api/v1/files/{token}`).
+             */
             downloadUrl: string;
             /**
              * Format: int32
@@ -3331,8 +3622,10 @@ export interface components {
         FileDownloadLink: {
             /**
              * Format: uri
-             * @description Absolute URL of the file (`.../api/v1/files/{token}`); fetch it without an `Authorization`
-             *     header. It works for `expiresInSeconds` (15 minutes, or until the file expires if sooner).
+             * @description Absolute URL of the file; fetch it without an `Authorization` header. It works for
+             *     `expiresInSeconds` (15 minutes, or until the file expires if sooner). With files in object
+             *     storage (`S3_BUCKET`) it is a presigned URL of the bucket that names the file in
+             *     `Content-Disposition`; otherwise the API's own signed link `.../api/v1/files/{token}`.
              */
             downloadUrl: string;
             /**
@@ -4324,6 +4617,10 @@ export interface components {
         GetJobServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
         GetJobServiceUnavailableError: components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         GetJobTooManyRequestsError: components["schemas"]["ChargeInProgressError"] | components["schemas"]["RateLimitError"];
+        GetKeywordStatusResult: {
+            /** @description The result. */
+            data: components["schemas"]["KeywordStatus"] | components["schemas"]["KeywordGeneration"][];
+        };
         /** @description Health of one process and its database. */
         Health: {
             /**
@@ -4854,7 +5151,7 @@ export interface components {
              * @description The keyword lists it produced, as they were saved (a later generation or an edit may have
              *     changed or removed them since); empty unless `status` is `completed`.
              */
-            keywordLists: components["schemas"]["KeywordList"][];
+            keywordLists: components["schemas"]["KeywordListSnapshot"][];
             /** @description Why the generation failed; null unless `status` is `failed`. */
             error: string | null;
             /**
@@ -4878,10 +5175,6 @@ export interface components {
         KeywordGenerationAcceptedResponse: {
             /** @description The accepted generation. */
             data: components["schemas"]["KeywordGenerationAccepted"];
-        };
-        KeywordGenerationListResponse: {
-            /** @description The result. */
-            data: components["schemas"]["KeywordGeneration"][];
         };
         /**
          * @description State of a keyword generation.
@@ -4908,6 +5201,20 @@ export interface components {
              * @description When the list was created.
              */
             createdAt: string;
+            /** @description Whether auto-refine is turned on for the list; it turns itself off when a refinement finishes. */
+            autoRefineEnabled: boolean;
+            /**
+             * @description Where the list's last refinement stands; null when none was started (also after an enable
+             *     that could not start because 3 refinements were running: enable again later).
+             */
+            refinementStatus: components["schemas"]["RefinementStatus"] | null;
+            /** @description The quality score of each round of the last refinement, oldest first; enabling clears it. */
+            scoresPerRound: components["schemas"]["RefinementScore"][];
+            /**
+             * @description The list of the other type refined together with this one (a positive list's negative
+             *     partner and back), or null.
+             */
+            pairedListId: number | null;
         };
         /** @description A keyword list as sent to create it; any other input field is ignored. */
         KeywordListInput: {
@@ -4920,8 +5227,15 @@ export interface components {
             type: components["schemas"]["KeywordListType"];
             /** @description The keywords; at least one. */
             keywords: string[];
-            /** @description Categories the keywords come from; null or absent for none. */
+            /** @description Categories the keywords come from; null or absent for none. Auto-refine uses the first 3. */
             sourceCategories?: string[] | null;
+            /**
+             * @description Pairs the list with another of the account's lists of the other type (both lists then name
+             *     each other; a list the partner was paired with before loses its pair). Absent or null: no
+             *     pair. An id that is not one of the account's lists of the other type gives 400
+             *     `validation_error`.
+             */
+            pairedListId?: number | null;
         };
         KeywordListListResponse: {
             /** @description The result. */
@@ -4931,14 +5245,35 @@ export interface components {
             /** @description The created resource. */
             data: components["schemas"]["KeywordList"];
         };
+        /** @description A keyword list's content as it was saved at one moment (a keyword generation's copy). */
+        KeywordListSnapshot: {
+            /**
+             * Format: int32
+             * @description The list's id.
+             */
+            id: number;
+            /** @description The list's name (trimmed). */
+            name: string;
+            /** @description Whether the keywords are positive or negative. */
+            type: components["schemas"]["KeywordListType"];
+            /** @description The keywords, in the order sent. */
+            keywords: string[];
+            /** @description Categories the keywords were generated from, or null when none were given. */
+            sourceCategories: string[] | null;
+            /**
+             * Format: date-time
+             * @description When the list was created.
+             */
+            createdAt: string;
+        };
         /**
          * @description Whether a keyword list holds words to find or words to exclude.
          * @enum {string}
          */
         KeywordListType: "positive" | "negative";
         /**
-         * @description Changes to a keyword list: any of `name`, `type`, `keywords`, `sourceCategories`, at least
-         *     one. With all of `name`, `type` and `keywords` it replaces the list (an absent
+         * @description Changes to a keyword list: any of `name`, `type`, `keywords`, `sourceCategories`,
+         *     `pairedListId`, at least one. With all of `name`, `type` and `keywords` it replaces the list (an absent
          *     `sourceCategories` becomes null); otherwise the fields sent are set and the others kept. Any
          *     other input field is ignored; a body with none of the four gives 400 `validation_error`.
          */
@@ -4954,7 +5289,25 @@ export interface components {
             keywords?: string[];
             /** @description Categories the keywords come from, replacing the current ones; null clears them. */
             sourceCategories?: string[] | null;
+            /**
+             * @description Pairs the list with another of the account's lists of the other type (both name each other;
+             *     their former partners lose their pair); null removes the pair. An id that is not one of the
+             *     account's lists of the other type gives 400 `validation_error`.
+             */
+            pairedListId?: number | null;
         };
+        /** @description The keyword generations of the last 24 hours, in the real service's shape. */
+        KeywordStatus: {
+            /** @description Whether the account has any generation of the last 24 hours. */
+            hasJobs: boolean;
+            /** @description The generations, newest first (at most 100). */
+            jobs: components["schemas"]["KeywordGeneration"][];
+        };
+        /**
+         * @description The answer's shape of `GET /ai/keyword-status`.
+         * @enum {string}
+         */
+        KeywordStatusShape: "object" | "list";
         /**
          * @description A lead as returned by search, preview and export: one small or medium US business. Field names
          *     are camelCase, in the order of the field catalogue; every field is always present, a value the
@@ -9024,6 +9377,26 @@ export interface components {
          * @description An e-mail address that receives a schedule's files (at most 254 characters).
          */
         RecipientEmail: string;
+        /** @description The quality score of one round of a refinement. */
+        RefinementScore: {
+            /**
+             * Format: int32
+             * @description The round, from 1.
+             */
+            round: number;
+            /**
+             * Format: int32
+             * @description The keywords' quality after the round, 1 (poor) to 10 (excellent).
+             */
+            score: number;
+            /** @description Why the score was given, for people. */
+            reasoning: string;
+        };
+        /**
+         * @description Where a list's keyword auto-refine stands (`POST /ai/auto-refine/enable`).
+         * @enum {string}
+         */
+        RefinementStatus: "running" | "paused" | "completed" | "failed";
         RefreshAndExportLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         RefreshAndExportLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
         RefreshAndExportLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
@@ -9246,6 +9619,7 @@ export interface components {
             /** @description What is wrong. */
             message: string;
         };
+        UpdateAutoTopUpBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         UpdateEmailScheduleBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         UpdateExportFormatBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
         UpdateIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
@@ -9344,6 +9718,17 @@ export interface components {
     pathItems: never;
 }
 export type AlreadySubscribedError = components['schemas']['AlreadySubscribedError'];
+export type AutoRefineChange = components['schemas']['AutoRefineChange'];
+export type AutoRefineChangeResponse = components['schemas']['AutoRefineChangeResponse'];
+export type AutoRefineListStatus = components['schemas']['AutoRefineListStatus'];
+export type AutoRefineListStatusListResponse = components['schemas']['AutoRefineListStatusListResponse'];
+export type AutoRefineRequest = components['schemas']['AutoRefineRequest'];
+export type AutoTopUp = components['schemas']['AutoTopUp'];
+export type AutoTopUpDisabledReason = components['schemas']['AutoTopUpDisabledReason'];
+export type AutoTopUpResponse = components['schemas']['AutoTopUpResponse'];
+export type AutoTopUpUnit = components['schemas']['AutoTopUpUnit'];
+export type AutoTopUpUpdate = components['schemas']['AutoTopUpUpdate'];
+export type AutoTopUpUsage = components['schemas']['AutoTopUpUsage'];
 export type BadRequestError = components['schemas']['BadRequestError'];
 export type BlacklistAddRequest = components['schemas']['BlacklistAddRequest'];
 export type BlacklistAddResult = components['schemas']['BlacklistAddResult'];
@@ -9483,6 +9868,7 @@ export type GetJobNotFoundError = components['schemas']['GetJobNotFoundError'];
 export type GetJobServerError = components['schemas']['GetJobServerError'];
 export type GetJobServiceUnavailableError = components['schemas']['GetJobServiceUnavailableError'];
 export type GetJobTooManyRequestsError = components['schemas']['GetJobTooManyRequestsError'];
+export type GetKeywordStatusResult = components['schemas']['GetKeywordStatusResult'];
 export type Health = components['schemas']['Health'];
 export type IdempotencyKeyReusedError = components['schemas']['IdempotencyKeyReusedError'];
 export type InsufficientCreditsError = components['schemas']['InsufficientCreditsError'];
@@ -9529,14 +9915,16 @@ export type JsonFileRow = components['schemas']['JsonFileRow'];
 export type KeywordGeneration = components['schemas']['KeywordGeneration'];
 export type KeywordGenerationAccepted = components['schemas']['KeywordGenerationAccepted'];
 export type KeywordGenerationAcceptedResponse = components['schemas']['KeywordGenerationAcceptedResponse'];
-export type KeywordGenerationListResponse = components['schemas']['KeywordGenerationListResponse'];
 export type KeywordGenerationStatus = components['schemas']['KeywordGenerationStatus'];
 export type KeywordList = components['schemas']['KeywordList'];
 export type KeywordListInput = components['schemas']['KeywordListInput'];
 export type KeywordListListResponse = components['schemas']['KeywordListListResponse'];
 export type KeywordListResponse = components['schemas']['KeywordListResponse'];
+export type KeywordListSnapshot = components['schemas']['KeywordListSnapshot'];
 export type KeywordListType = components['schemas']['KeywordListType'];
 export type KeywordListUpdate = components['schemas']['KeywordListUpdate'];
+export type KeywordStatus = components['schemas']['KeywordStatus'];
+export type KeywordStatusShape = components['schemas']['KeywordStatusShape'];
 export type Lead = components['schemas']['Lead'];
 export type LeadCreatedData = components['schemas']['LeadCreatedData'];
 export type LeadCreatedEvent = components['schemas']['LeadCreatedEvent'];
@@ -9623,6 +10011,8 @@ export type ReExportLeadExportHistoryServerError = components['schemas']['ReExpo
 export type ReExportLeadExportHistoryTooManyRequestsError = components['schemas']['ReExportLeadExportHistoryTooManyRequestsError'];
 export type ReceivePaymentWebhookResult = components['schemas']['ReceivePaymentWebhookResult'];
 export type RecipientEmail = components['schemas']['RecipientEmail'];
+export type RefinementScore = components['schemas']['RefinementScore'];
+export type RefinementStatus = components['schemas']['RefinementStatus'];
 export type RefreshAndExportLeadExportHistoryBadRequestError = components['schemas']['RefreshAndExportLeadExportHistoryBadRequestError'];
 export type RefreshAndExportLeadExportHistoryServerError = components['schemas']['RefreshAndExportLeadExportHistoryServerError'];
 export type RefreshAndExportLeadExportHistoryTooManyRequestsError = components['schemas']['RefreshAndExportLeadExportHistoryTooManyRequestsError'];
@@ -9662,6 +10052,7 @@ export type TriggerEmailScheduleServerError = components['schemas']['TriggerEmai
 export type TriggerEmailScheduleTooManyRequestsError = components['schemas']['TriggerEmailScheduleTooManyRequestsError'];
 export type UnauthorizedError = components['schemas']['UnauthorizedError'];
 export type Unhealthy = components['schemas']['Unhealthy'];
+export type UpdateAutoTopUpBadRequestError = components['schemas']['UpdateAutoTopUpBadRequestError'];
 export type UpdateEmailScheduleBadRequestError = components['schemas']['UpdateEmailScheduleBadRequestError'];
 export type UpdateExportFormatBadRequestError = components['schemas']['UpdateExportFormatBadRequestError'];
 export type UpdateIntegrationBadRequestError = components['schemas']['UpdateIntegrationBadRequestError'];
@@ -9685,6 +10076,419 @@ export type ParameterLongRunningRequestHeadersIdempotencyKey = components['param
 export type ParameterLongRunningRequestHeadersPrefer = components['parameters']['LongRunningRequestHeaders.prefer'];
 export type $defs = Record<string, never>;
 export interface operations {
+    disableAutoRefine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AutoRefineRequest"];
+            };
+        };
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoRefineChangeResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    enableAutoRefine: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AutoRefineRequest"];
+            };
+        };
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoRefineChangeResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    getAutoRefineStatus: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only this list.
+                 * @example 1042
+                 */
+                listId?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoRefineListStatusListResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
     generateKeywords: {
         parameters: {
             query?: never;
@@ -9820,7 +10624,10 @@ export interface operations {
     };
     getKeywordStatus: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `object` (default): `{hasJobs, jobs}`; `list`: the bare array of generations. */
+                shape?: components["schemas"]["KeywordStatusShape"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -9849,7 +10656,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["KeywordGenerationListResponse"];
+                    "application/json": components["schemas"]["GetKeywordStatusResult"];
                 };
             };
             /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -10206,6 +11013,295 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    getAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoTopUpResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    updateAutoTopUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AutoTopUpUpdate"];
+            };
+        };
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoTopUpResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateAutoTopUpBadRequestError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: payment processing is not available right now. */
+            503: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentUnavailableError"];
                 };
             };
         };
@@ -11826,6 +12922,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     listExportBlacklist: {
@@ -13301,6 +14418,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     downloadExportFile: {
@@ -13482,6 +14620,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     getExportFileDownloadUrl: {
@@ -13659,6 +14818,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     downloadSignedFile: {
@@ -13763,6 +14943,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -18847,6 +20048,27 @@ export interface operations {
                     "application/json": components["schemas"]["ReExportLeadExportHistoryServerError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     refreshLeadExportHistory: {
@@ -19345,6 +20567,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RefreshAndExportLeadExportHistoryServerError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -20337,6 +21580,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -23660,6 +24924,8 @@ export const webhooksCreditLow_balancePostParametersHeaderUserAgentValues: Reado
 export const webhooksExportLeadsPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.leads"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
 export const webhooksExportLeadsPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.leads"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
 export const alreadySubscribedErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlreadySubscribedError"]["error"]> = ["already_subscribed"];
+export const autoTopUpDisabledReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AutoTopUpDisabledReason"]> = ["payment_declined"];
+export const autoTopUpUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AutoTopUpUnit"]> = ["credits", "dollars"];
 export const badRequestErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BadRequestError"]["error"]> = ["bad_request"];
 export const blacklistEntryTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BlacklistEntryType"]> = ["domain"];
 export const chargeInProgressErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ChargeInProgressError"]["error"]> = ["charge_in_progress"];
@@ -23717,6 +24983,7 @@ export const jobTimeoutErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<com
 export const keywordGenerationAcceptedStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordGenerationAccepted"]["status"]> = ["pending", "running"];
 export const keywordGenerationStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordGenerationStatus"]> = ["pending", "running", "completed", "failed"];
 export const keywordListTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordListType"]> = ["positive", "negative"];
+export const keywordStatusShapeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["KeywordStatusShape"]> = ["object", "list"];
 export const leadCreatedEventTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadCreatedEvent"]["type"]> = ["lead.created"];
 export const leadCreatedOwnDataSourceValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadCreatedOwnData"]["source"]> = ["manual_push"];
 export const leadExportFileTypeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["LeadExportFileType"]> = ["csv", "json", "xlsx"];
@@ -23741,6 +25008,7 @@ export const planRetiredErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<co
 export const providerErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProviderError"]["error"]> = ["provider_error"];
 export const providerUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ProviderUnavailableError"]["error"]> = ["provider_unavailable"];
 export const rateLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RateLimitError"]["error"]> = ["Rate limit exceeded"];
+export const refinementStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["RefinementStatus"]> = ["running", "paused", "completed", "failed"];
 export const schedulePauseReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SchedulePauseReason"]> = ["user", "insufficient_credits"];
 export const scheduleRunInProgressErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ScheduleRunInProgressError"]["error"]> = ["schedule_run_in_progress"];
 export const schemaTypesWarmingErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SchemaTypesWarmingError"]["error"]> = ["schema_types_warming"];

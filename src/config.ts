@@ -43,6 +43,44 @@ export interface Config {
   aiModel: AiModelConfig | undefined;
   /** The CRM providers configured for this deployment and the key of their tokens at rest. */
   crm: CrmConfig;
+  /** Object storage of the files (`S3_BUCKET` set); unset: local disk under `DATA_DIR/files`. */
+  s3: S3Config | undefined;
+}
+
+/**
+ * The bucket that holds the files (README, "Configuration"). Credentials are not part of it: the
+ * AWS SDK reads them by its usual chain (`AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`, a profile,
+ * an instance or task role), and they are never logged.
+ */
+export interface S3Config {
+  /** `S3_BUCKET`. */
+  bucket: string;
+  /** `S3_REGION` (default `AWS_REGION`, then `us-east-1`). */
+  region: string;
+  /** `S3_ENDPOINT`: an S3-compatible store (MinIO, R2, ...); unset: AWS S3. */
+  endpoint: string | undefined;
+  /** `S3_FORCE_PATH_STYLE=true`: path-style URLs (`endpoint/bucket/key`), as MinIO needs. */
+  forcePathStyle: boolean;
+}
+
+/** The bucket when `S3_BUCKET` is set; the other `S3_*` variables without it are a mistake. */
+function s3From(env: NodeJS.ProcessEnv): S3Config | undefined {
+  const bucket = env.S3_BUCKET?.trim();
+  if (!bucket) {
+    if (env.S3_ENDPOINT || env.S3_REGION || env.S3_FORCE_PATH_STYLE) {
+      throw new Error("S3_ENDPOINT, S3_REGION and S3_FORCE_PATH_STYLE need S3_BUCKET");
+    }
+    return undefined;
+  }
+  const pathStyle = env.S3_FORCE_PATH_STYLE ?? "false";
+  if (pathStyle !== "true" && pathStyle !== "false")
+    throw new Error("S3_FORCE_PATH_STYLE must be true or false");
+  return {
+    bucket,
+    region: env.S3_REGION || env.AWS_REGION || "us-east-1",
+    endpoint: env.S3_ENDPOINT?.replace(/\/+$/, "") || undefined,
+    forcePathStyle: pathStyle === "true",
+  };
 }
 
 /** One CRM's OAuth client and the base URLs of its API and OAuth pages (README, "Configuration"). */
@@ -213,5 +251,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     stripeApiBase: env.STRIPE_API_BASE || undefined,
     aiModel: aiModelFrom(env),
     crm: crmFrom(env),
+    s3: s3From(env),
   };
 }

@@ -7,8 +7,7 @@ import { createLogger } from "./lib/logger.js";
 import type { Logger } from "pino";
 import { RateLimits } from "./rate-limit/limiter.js";
 import { loadSigningSecret } from "./lib/signing-secret.js";
-import { LocalDiskStorage } from "./storage/local-disk.js";
-import { join } from "node:path";
+import { createFileStorage } from "./storage/from-config.js";
 import { startWorker } from "./worker/worker.js";
 import { createMailer } from "./mail/mailer.js";
 import { JobsRuntime } from "./jobs/runtime.js";
@@ -79,7 +78,7 @@ async function main(): Promise<void> {
   const { db, pool } = createDatabase(location.url);
   started.push({ name: "pool", stop: () => db.destroy() });
   await migrateToLatest(db);
-  const storage = new LocalDiskStorage(join(config.dataDir, "files"));
+  const storage = await createFileStorage(config, logger);
   const signingSecret = await loadSigningSecret(db, config.signingSecret);
   // One LISTEN connection for the process; it stops after everything that subscribes to it.
   const notifications = new NotificationListener({ connection: location.url, logger });

@@ -304,7 +304,7 @@ describe("keyword generation", () => {
   async function waitForGeneration(auth: { Authorization: string }): Promise<Record<string, unknown>> {
     for (let i = 0; i < 100; i += 1) {
       const res = await t.request().get("/api/v1/ai/keyword-status").set(auth).expect(200);
-      const latest = res.body.data[0] as Record<string, unknown> | undefined;
+      const latest = res.body.data.jobs[0] as Record<string, unknown> | undefined;
       if (latest && (latest.status === "completed" || latest.status === "failed")) return latest;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -320,7 +320,10 @@ describe("keyword generation", () => {
     const { auth } = await buildAccount(t.ctx.db);
     const res = await t.request().post("/api/v1/ai/generate-keywords").set(auth).expect(400);
     expect(res.body.error).toBe("bad_request");
-    expect((await t.request().get("/api/v1/ai/keyword-status").set(auth).expect(200)).body.data).toEqual([]);
+    expect((await t.request().get("/api/v1/ai/keyword-status").set(auth).expect(200)).body.data).toEqual({
+      hasJobs: false,
+      jobs: [],
+    });
   });
 
   it("follows PATCH /me and suggestions, and replaces the account's keyword lists when done", async () => {
@@ -343,7 +346,19 @@ describe("keyword generation", () => {
     expect(generation).toMatchObject({ status: "completed", error: null, sourceCategories: suggested });
     const lists = await listsOf(auth);
     expect(lists.map((l) => l.name)).not.toContain("Old");
-    expect([...lists].sort((a, b) => (a.id as number) - (b.id as number))).toEqual(generation.keywordLists);
+    // The generation's copies hold each list's content (the lists add their auto-refine state).
+    expect(
+      [...lists]
+        .sort((a, b) => (a.id as number) - (b.id as number))
+        .map(({ id, name, type, keywords, sourceCategories, createdAt }) => ({
+          id,
+          name,
+          type,
+          keywords,
+          sourceCategories,
+          createdAt,
+        })),
+    ).toEqual(generation.keywordLists);
     for (const category of suggested) {
       const own = lists.find(
         (l) => l.type === "positive" && (l.sourceCategories as string[]).includes(category),
@@ -428,12 +443,15 @@ describe("keyword generation", () => {
       .execute();
     expect(rows).toHaveLength(1);
     const status = await t.request().get("/api/v1/ai/keyword-status").set(auth).expect(200);
-    expect(status.body.data).toEqual([
-      expect.objectContaining({
-        status: expect.stringMatching(/^(pending|running)$/),
-        sourceCategories: ["Roofing"],
-      }),
-    ]);
+    const generation = expect.objectContaining({
+      status: expect.stringMatching(/^(pending|running)$/),
+      sourceCategories: ["Roofing"],
+    });
+    expect(status.body.data).toEqual({ hasJobs: true, jobs: [generation] });
+    // The shape before 2026-11-27, kept for its clients: the bare array (docs/ai.md).
+    const list = await t.request().get("/api/v1/ai/keyword-status?shape=list").set(auth).expect(200);
+    expect(list.body.data).toEqual([generation]);
+    expect(list.body.data[0].id).toBe(status.body.data.jobs[0].id);
   });
 
   it("ends failed with the lists unchanged when the model fails", async () => {
@@ -479,7 +497,7 @@ describe("keyword generation", () => {
     await waitForGeneration(owner.auth);
     expect(
       (await t.request().get("/api/v1/ai/keyword-status").set(other.auth).expect(200)).body.data,
-    ).toEqual([]);
+    ).toEqual({ hasJobs: false, jobs: [] });
     expect((await listsOf(other.auth)).map((l) => l.name)).toEqual(["Mine"]);
   });
 
@@ -499,6 +517,8 @@ describe("keyword generation", () => {
     const { auth } = await buildAccount(t.ctx.db);
     const res = await t.request().get("/api/v1/ai/keyword-status?limit=5").set(auth).expect(400);
     expect(res.body.error).toBe("validation_error");
+    const shape = await t.request().get("/api/v1/ai/keyword-status?shape=array").set(auth).expect(400);
+    expect(shape.body.error).toBe("validation_error");
   });
 });
 

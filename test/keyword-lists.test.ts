@@ -41,6 +41,10 @@ describe("POST /keyword-lists", () => {
       keywords: ["hvac", "Duct"],
       sourceCategories: ["Heating"],
       createdAt: expect.any(String),
+      autoRefineEnabled: false,
+      refinementStatus: null,
+      scoresPerRound: [],
+      pairedListId: null,
     });
     expect(res.body.data.id).not.toBe(999);
     expect(Date.now() - Date.parse(res.body.data.createdAt)).toBeLessThan(60_000);
@@ -219,6 +223,113 @@ describe("PUT /keyword-lists/{id}", () => {
     const { auth } = await buildAccount(t.ctx.db);
     const res = await t.request().put("/api/v1/keyword-lists/abc").set(auth).send(validList).expect(400);
     expect(res.body.error).toBe("validation_error");
+  });
+});
+
+describe("pairedListId", () => {
+  it("pairs a list with one of the other type on create and on PUT, both ways, and unpairs with null", async () => {
+    const { auth } = await buildAccount(t.ctx.db);
+    const negative = await createList(auth, { name: "Out", type: "negative", keywords: ["jobs"] });
+    const positive = (await createList(auth, { ...validList, pairedListId: negative.id })) as unknown as {
+      id: number;
+      pairedListId: number | null;
+    };
+    expect(positive.pairedListId).toBe(negative.id);
+    const byId = async () =>
+      new Map(
+        ((await listsOf(auth)) as unknown as { id: number; pairedListId: number | null }[]).map((l) => [
+          l.id,
+          l.pairedListId,
+        ]),
+      );
+    expect((await byId()).get(negative.id)).toBe(positive.id);
+
+    // Re-pairing the negative list with another positive one unpairs the first.
+    const other = await createList(auth, { ...validList, name: "Other" });
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${negative.id}`)
+      .set(auth)
+      .send({ pairedListId: other.id })
+      .expect(200);
+    let pairs = await byId();
+    expect([pairs.get(negative.id), pairs.get(other.id), pairs.get(positive.id)]).toEqual([
+      other.id,
+      negative.id,
+      null,
+    ]);
+
+    // A type change that leaves two lists of one type paired breaks the pair.
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${other.id}`)
+      .set(auth)
+      .send({ type: "negative" })
+      .expect(200);
+    pairs = await byId();
+    expect([pairs.get(negative.id), pairs.get(other.id)]).toEqual([null, null]);
+
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${positive.id}`)
+      .set(auth)
+      .send({ pairedListId: negative.id })
+      .expect(200);
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${negative.id}`)
+      .set(auth)
+      .send({ pairedListId: null })
+      .expect(200);
+    pairs = await byId();
+    expect([pairs.get(negative.id), pairs.get(positive.id)]).toEqual([null, null]);
+
+    // Deleting a list leaves its partner without a pair (the partner is not deleted).
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${positive.id}`)
+      .set(auth)
+      .send({ pairedListId: negative.id })
+      .expect(200);
+    await t.request().delete(`/api/v1/keyword-lists/${negative.id}`).set(auth).expect(200);
+    expect((await byId()).get(positive.id)).toBeNull();
+  });
+
+  it("refuses a list of the same type, the list itself and another account's list, changing nothing", async () => {
+    const owner = await buildAccount(t.ctx.db);
+    const other = await buildAccount(t.ctx.db);
+    const positive = await createList(owner.auth);
+    const samePositive = await createList(owner.auth, { ...validList, name: "Same" });
+    const theirs = await createList(other.auth, { name: "Theirs", type: "negative", keywords: ["x"] });
+    for (const pairedListId of [samePositive.id, positive.id, theirs.id, 999_999]) {
+      const res = await t
+        .request()
+        .put(`/api/v1/keyword-lists/${positive.id}`)
+        .set(owner.auth)
+        .send({ pairedListId })
+        .expect(400);
+      expect(res.body).toMatchObject({
+        error: "validation_error",
+        details: [{ path: ["body", "pairedListId"] }],
+      });
+    }
+    const created = await t
+      .request()
+      .post("/api/v1/keyword-lists")
+      .set(owner.auth)
+      .send({ name: "N", type: "negative", keywords: ["x"], pairedListId: theirs.id })
+      .expect(400);
+    expect(created.body.error).toBe("validation_error");
+    expect((await listsOf(owner.auth)).map((l) => l.name).sort()).toEqual(["Same", "Trades"]);
+    expect(
+      (await listsOf(other.auth)).map((l) => (l as unknown as { pairedListId: null }).pairedListId),
+    ).toEqual([null]);
+    await t
+      .request()
+      .put(`/api/v1/keyword-lists/${positive.id}`)
+      .set(owner.auth)
+      .send({ pairedListId: "abc" })
+      .expect(400);
   });
 });
 

@@ -2,7 +2,8 @@ import { sql } from "kysely";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { exportAnswerForm, prefersFile } from "../src/exports/answer-form.js";
-import { keepLargeBody, storedFileText } from "../src/jobs/large-bodies.js";
+import { composedBodyStream, keepLargeBody, storedFileText } from "../src/jobs/large-bodies.js";
+import type { AnswerComposedBody } from "../src/jobs/answer.js";
 import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { binary, buildFormat } from "./helpers/export-factories.js";
 import { buildWordLeads, csvRecords, xlsxRecords } from "./helpers/export-job-factories.js";
@@ -226,7 +227,7 @@ describe("POST /leads/export: the JSON answer", () => {
     await t.request().get(poll).set(other.auth).expect(404);
   });
 
-  it("streams a large answer from storage, every character escaped as JSON", async () => {
+  it("streams a large answer from its stored file, every character escaped as JSON", async () => {
     const account = await buildAccount(t.ctx.db, { plan: "platinum" });
     const word = uniqueWord("big");
     // About 2,000 leads: the CSV is well past the 256 KB a stored answer keeps in the jobs table.
@@ -244,7 +245,9 @@ describe("POST /leads/export: the JSON answer", () => {
       .select("answer")
       .where("id", "=", jobId)
       .executeTakeFirstOrThrow();
-    expect(job.answer).toHaveProperty("bodyFile");
+    // Kept as the text around the stored file, which is streamed into the answer when served.
+    expect(job.answer).toHaveProperty("composedBody");
+    expect(JSON.stringify(job.answer).length).toBeLessThan(10_000);
     const [file] = res.body.data.files as AnswerFile[];
     const stored = await keyedFile(account.auth, file!);
     expect(stored.length).toBeGreaterThan(256 * 1024);
@@ -270,7 +273,7 @@ describe("POST /leads/export: the JSON answer", () => {
 });
 
 describe("keepLargeBody with stored file texts", () => {
-  it("reads small files into the body and streams large ones, escaping every byte as JSON.stringify", async () => {
+  it("reads small files into the body and composes large ones, escaping every byte as JSON.stringify", async () => {
     const text = 'a,"b"\r\n\\ ünï 😀\u0001\u001f\u007f end';
     const bytes = Buffer.from(text);
     const binaryBytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 37) % 256));
@@ -294,7 +297,25 @@ describe("keepLargeBody with stored file texts", () => {
     const small = await keepLargeBody(t.ctx.storage, { id: "job_small", attempt: 1 }, { status: 200, body });
     expect(small).toEqual({ status: 200, body: expected });
 
-    // A tiny limit: the body goes to storage, streamed in chunks of 7 bytes.
+    // A tiny limit: the body is kept as the text around the files, which are never read now.
+    const large = await keepLargeBody(
+      t.ctx.storage,
+      { id: "job_large", attempt: 2 },
+      { status: 200, body },
+      64,
+    );
+    expect(large).toEqual({
+      status: 200,
+      headers: {},
+      composedBody: {
+        segments: ['{"data":{"files":[{"data":', '},{"data":', '}],"n":1}}'],
+        texts: [
+          { storageKey: "tests/large-bodies/a.csv", size: bytes.length, encoding: "text" },
+          { storageKey: "tests/large-bodies/b.xlsx", size: binaryBytes.length, encoding: "base64" },
+        ],
+      },
+    });
+    // Served: the files streamed into it (here in chunks of 7 bytes), escaped as JSON.stringify does.
     const chunked = {
       ...t.ctx.storage,
       open: async (key: string) => {
@@ -308,14 +329,15 @@ describe("keepLargeBody with stored file texts", () => {
         out.end();
         return { size: whole.length, body: out };
       },
-      put: t.ctx.storage.put.bind(t.ctx.storage),
     };
-    const large = await keepLargeBody(chunked, { id: "job_large", attempt: 2 }, { status: 200, body }, 64);
-    expect(large).toMatchObject({ status: 200, bodyFile: { storageKey: "jobs/job_large/answer-2.json" } });
-    const kept = await t.ctx.storage.open("jobs/job_large/answer-2.json");
+    const composed = (large as { composedBody: AnswerComposedBody }).composedBody;
+    const served = await composedBodyStream(chunked, composed);
     const parts: Buffer[] = [];
-    for await (const c of kept!.body) parts.push(c as Buffer);
+    for await (const c of served!) parts.push(c as Buffer);
     const written = Buffer.concat(parts).toString("utf8");
     expect(written).toBe(JSON.stringify(expected));
+    // Once a file is gone the answer is expired: nothing is sent.
+    await t.ctx.storage.delete("tests/large-bodies/b.xlsx");
+    expect(await composedBodyStream(t.ctx.storage, composed)).toBeUndefined();
   });
 });

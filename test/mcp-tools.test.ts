@@ -98,6 +98,17 @@ describe("every tool", () => {
       keywords: ["roofer"],
     });
     await call("list_keyword_lists");
+    const refined = data<{ id: number }>(
+      await call("create_keyword_list", {
+        name: "Refined trades",
+        type: "positive",
+        keywords: ["plumb"],
+        sourceCategories: ["Plumbing"],
+      }),
+    );
+    await call("enable_auto_refine", { listId: refined.id });
+    await call("get_auto_refine_status", { listId: refined.id });
+    await call("disable_auto_refine", { listId: refined.id });
     await call("delete_keyword_list", { id: list.id });
     const added = data<{ added: { id: number }[] }>(
       await call("add_export_blacklist_entries", {

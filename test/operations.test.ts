@@ -30,7 +30,7 @@ describe("the handler registry (src/app/handlers.ts)", () => {
     expect(notBuilt.sort()).toEqual([...NOT_BUILT_YET].sort());
   });
 
-  // 73 operations, one request each: slow on a loaded machine.
+  // Every operation (78 with auto-refine and auto top-up), one request each: slow on a loaded machine.
   it(
     "routes every built operation and answers 501 not_implemented for each one not built",
     { timeout: 120_000 },

@@ -1,7 +1,9 @@
 import { benchAi } from "./ai.js";
+import { benchAutoRefine } from "./auto-refine.js";
 import { benchDatabase } from "./lib.js";
 import { benchEnrich } from "./enrich.js";
 import { benchExport } from "./export.js";
+import { benchExportS3 } from "./export-s3.js";
 import { benchFiles } from "./files.js";
 import { benchImport } from "./import.js";
 import { benchMe } from "./me.js";
@@ -19,8 +21,10 @@ async function main(): Promise<void> {
     import: benchImport,
     search: benchSearch,
     export: benchExport,
+    "export-s3": benchExportS3,
     webhooks: benchWebhooks,
     ai: benchAi,
+    "auto-refine": benchAutoRefine,
     schedules: benchSchedules,
     enrich: benchEnrich,
     refresh: benchRefresh,

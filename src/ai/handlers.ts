@@ -31,9 +31,11 @@ export function aiHandlers(
       const accepted = await requestGeneration(db, caller.accountId);
       return { status: 202, body: { data: accepted } };
     },
-    async getKeywordStatus({ caller }) {
-      const generations = await recentGenerations(db, caller.accountId);
-      return { status: 200, body: { data: generations.map(toKeywordGenerationBody) } };
+    async getKeywordStatus({ caller, query }) {
+      const jobs = (await recentGenerations(db, caller.accountId)).map(toKeywordGenerationBody);
+      // `shape=list`: the bare array this operation answered before 2026-11-27 (docs/ai.md).
+      if (query.shape === "list") return { status: 200, body: { data: jobs } };
+      return { status: 200, body: { data: { hasJobs: jobs.length > 0, jobs } } };
     },
   };
 }

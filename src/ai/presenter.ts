@@ -1,7 +1,8 @@
 import type { JsonBody } from "../http/contract.js";
 import type { KeywordGeneration } from "./repository.js";
 
-export type KeywordGenerationBody = JsonBody<"getKeywordStatus", 200>["data"][number];
+/** One generation as `GET /ai/keyword-status` answers it (in `jobs`, or the bare array of `shape=list`). */
+export type KeywordGenerationBody = Extract<JsonBody<"getKeywordStatus", 200>["data"], unknown[]>[number];
 
 /** The API's shape of a keyword generation (its lists as they were saved). */
 export function toKeywordGenerationBody(generation: KeywordGeneration): KeywordGenerationBody {

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import type { Db } from "../db/database.js";
 import { classifyPendingLeads } from "./classification.js";
 import type { AiEngine } from "./engine.js";
+import { AUTO_REFINE_TASK, runRefinement } from "./auto-refine/run.js";
 import { AiUnavailableError } from "./errors.js";
 import { GENERATE_KEYWORDS_TASK, runGeneration } from "./keyword-generation.js";
 
@@ -24,7 +25,10 @@ export interface AiTaskDeps {
   logger: Logger;
 }
 
-/** The AI helpers' worker tasks: keyword generation and the background classification of leads. */
+/**
+ * The AI helpers' worker tasks: keyword generation, keyword auto-refine and the background
+ * classification of leads.
+ */
 export function aiTaskList(deps: AiTaskDeps): Record<string, Task> {
   return {
     [GENERATE_KEYWORDS_TASK]: async (payload, helpers) => {
@@ -34,6 +38,18 @@ export function aiTaskList(deps: AiTaskDeps): Record<string, Task> {
         return;
       }
       await runGeneration(deps.db, deps.engine, generationId, {
+        logger: deps.logger,
+        lastAttempt: helpers.job.attempts >= helpers.job.max_attempts,
+        signal: helpers.abortSignal,
+      });
+    },
+    [AUTO_REFINE_TASK]: async (payload, helpers) => {
+      const refinementId = (payload as { refinementId?: unknown } | null)?.refinementId;
+      if (typeof refinementId !== "string") {
+        deps.logger.error({ payload }, `${AUTO_REFINE_TASK} without a refinementId: dropped`);
+        return;
+      }
+      await runRefinement(deps.db, deps.engine, refinementId, {
         logger: deps.logger,
         lastAttempt: helpers.job.attempts >= helpers.job.max_attempts,
         signal: helpers.abortSignal,

@@ -1,6 +1,8 @@
 import { profileHandlers } from "../accounts/handlers.js";
 import { billingHandlers } from "../billing/handlers.js";
+import { autoTopUpHandlers } from "../billing/auto-top-up/handlers.js";
 import { aiHandlers } from "../ai/handlers.js";
+import { autoRefineHandlers } from "../ai/auto-refine/handlers.js";
 import { enrichmentHandlers } from "../enrichments/handlers.js";
 import { exportBlacklistHandlers } from "../export-blacklist/handlers.js";
 import { exportFormatHandlers } from "../export-formats/handlers.js";
@@ -33,6 +35,7 @@ export function operationHandlers(ctx: AppContext): OperationHandlers {
     // Built.
     ...systemHandlers(ctx),
     ...billingHandlers(ctx),
+    ...autoTopUpHandlers(ctx),
     ...profileHandlers(ctx),
     ...settingsHandlers(ctx),
     ...leadHandlers(ctx),
@@ -45,6 +48,7 @@ export function operationHandlers(ctx: AppContext): OperationHandlers {
     ...crmHandlers(ctx),
     ...keywordListHandlers(ctx),
     ...aiHandlers(ctx),
+    ...autoRefineHandlers(ctx),
     ...exportBlacklistHandlers(ctx),
     ...leadExportHistoryHandlers(ctx),
     ...exportFormatHandlers(ctx),

@@ -1,4 +1,5 @@
-import type { Trx } from "../db/database.js";
+import { sql } from "kysely";
+import { executePrepared, type Trx } from "../db/database.js";
 import { isLockTimeout, setLockTimeout } from "../db/lock-timeout.js";
 import { balanceSpentMeanwhile, CHARGE_LOCK_TIMEOUT_MS, chargeInProgress } from "./errors.js";
 import { chargeCredits, lockAccountCredits, spendableTenths, type CreditLockOffer } from "./ledger.js";
@@ -83,7 +84,7 @@ export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<
     newItems = await charge.deliver(trx);
     await setLockTimeout(trx, CHARGE_LOCK_TIMEOUT_MS);
   }
-  const { periodStart, lowBalanceNotified } =
+  const { periodStart, lowBalanceNotified, autoTopUp } =
     offer?.taken ??
     (await inChargeTime(() => lockAccountCredits(trx, charge.accountId, { thenWaitUnbounded: true })));
   const tenths = costTenths(newItems);
@@ -96,6 +97,7 @@ export async function chargeDelivery(trx: Trx, charge: DeliveryCharge): Promise<
   });
   if (!after) throw balanceSpentMeanwhile();
   if (tenths > 0) await noteBalanceAfterCharge(trx, charge.accountId, after, lowBalanceNotified);
+  if (tenths > 0 && autoTopUp) await claimAutoTopUp(trx, charge.accountId, after.permanentTenths);
   return { tenths, remainingTenths: spendableTenths(after) };
 }
 
@@ -107,4 +109,40 @@ async function inChargeTime<T>(step: () => Promise<T>): Promise<T> {
     if (isLockTimeout(err)) throw chargeInProgress();
     throw err;
   }
+}
+
+/** The graphile-worker task that makes a claimed auto top-up purchase (src/billing/auto-top-up/). */
+export const AUTO_TOP_UP_TASK = "billing__auto_top_up";
+
+/**
+ * Auto top-up (docs/billing.md): a charge that leaves the permanent credits below the account's
+ * trigger claims one purchase (the settings row's `pending_id`, kept until the purchase is made
+ * or refused) and queues it, in the charge's transaction, so it is queued only if the charge
+ * commits. Charges of one account run one after another under the credit lock, so of two
+ * concurrent charges crossing the trigger the first claims and the second finds it claimed. A row
+ * held by the purchase being made (during the processor's call) is skipped, never waited for. A
+ * claim older than an hour (its job gave up) may be queued again, with the same `pending_id`.
+ * One statement on the settings row's key, run only when the credit lock found auto top-up on
+ * (CreditLockHeld), so a charge of an account without it costs no extra round trip.
+ */
+async function claimAutoTopUp(trx: Trx, accountId: number, permanentTenths: number): Promise<void> {
+  const claim = sql`
+    with claimed as (
+      update auto_top_up_settings s
+      set pending_id = coalesce(s.pending_id, gen_random_uuid()), pending_since = now()
+      where s.account_id = (
+        select t.account_id from auto_top_up_settings t
+        where t.account_id = ${accountId}::int and t.enabled
+          and t.trigger_tenths > ${permanentTenths}::bigint
+          and (t.pending_id is null or t.pending_since < now() - interval '1 hour')
+          and (t.next_attempt_at is null or t.next_attempt_at <= now())
+        for update skip locked)
+      returning s.account_id)
+    select graphile_worker.add_job(
+      ${AUTO_TOP_UP_TASK}::text,
+      json_build_object('accountId', claimed.account_id),
+      max_attempts => 10,
+      job_key => ${AUTO_TOP_UP_TASK}::text || ':' || claimed.account_id::text
+    ) from claimed`;
+  await executePrepared(trx, claim.compile(trx));
 }

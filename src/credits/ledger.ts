@@ -131,7 +131,7 @@ export async function lockAccountCredits(
   trx: Trx,
   accountId: number,
   options: { thenWaitUnbounded?: boolean } = {},
-): Promise<{ periodStart: Date; lowBalanceNotified: boolean }> {
+): Promise<CreditLockHeld> {
   const lock = trx
     .with("locked", (db) =>
       db
@@ -142,13 +142,31 @@ export async function lockAccountCredits(
     )
     .selectFrom("locked")
     .select(["period_start", "low_balance_notified"])
+    .select(autoTopUpEnabled(accountId).as("auto_top_up"))
     // Evaluated on the locked row, so only once the lock is held (a wait still has the timeout).
     .$if(options.thenWaitUnbounded === true, (q) =>
       q.select(sql<string>`set_config('lock_timeout', '0', true)`.as("lock_timeout")),
     );
   const row = (await executePrepared(trx, lock.compile())).rows[0];
   if (!row) throw new Error(`account ${accountId} not found`);
-  return { periodStart: row.period_start, lowBalanceNotified: row.low_balance_notified };
+  return {
+    periodStart: row.period_start,
+    lowBalanceNotified: row.low_balance_notified,
+    autoTopUp: row.auto_top_up === true,
+  };
+}
+
+/** What a charge learns when it takes the account's credit lock. */
+export interface CreditLockHeld {
+  periodStart: Date;
+  lowBalanceNotified: boolean;
+  /** The account has auto top-up on (src/billing/auto-top-up): a charge checks its trigger. */
+  autoTopUp: boolean;
+}
+
+/** Whether the account has auto top-up on, read with the credit lock (so a charge without it skips the check). */
+function autoTopUpEnabled(accountId: number) {
+  return sql<boolean>`exists (select 1 from auto_top_up_settings t where t.account_id = ${accountId} and t.enabled)`;
 }
 
 /**
@@ -159,7 +177,7 @@ export async function lockAccountCredits(
 export interface CreditLockOffer {
   accountId: number;
   /** What lockAccountCredits answers, once the step's statement took the lock. */
-  taken?: { periodStart: Date; lowBalanceNotified: boolean };
+  taken?: CreditLockHeld;
 }
 
 /**
@@ -177,6 +195,7 @@ export function creditLockAfter(offer: CreditLockOffer, after: string) {
       for no key update)`,
     columns: sql`(select period_start from credit_lock) as credit_period_start,
       (select low_balance_notified from credit_lock) as credit_low_balance_notified,
+      (select ${autoTopUpEnabled(offer.accountId)} from credit_lock) as credit_auto_top_up,
       (select set_config('lock_timeout', '0', true) from credit_lock) as credit_lock_timeout`,
   };
 }
@@ -184,12 +203,19 @@ export function creditLockAfter(offer: CreditLockOffer, after: string) {
 /** Records in the offer what a statement with creditLockAfter read (nothing when the row is gone). */
 export function creditLockTaken(
   offer: CreditLockOffer,
-  row: { credit_period_start?: Date | null; credit_low_balance_notified?: boolean | null } | undefined,
+  row:
+    | {
+        credit_period_start?: Date | null;
+        credit_low_balance_notified?: boolean | null;
+        credit_auto_top_up?: boolean | null;
+      }
+    | undefined,
 ): void {
   if (!row?.credit_period_start) return;
   offer.taken = {
     periodStart: row.credit_period_start,
     lowBalanceNotified: row.credit_low_balance_notified === true,
+    autoTopUp: row.credit_auto_top_up === true,
   };
 }
 

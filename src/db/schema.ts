@@ -8,6 +8,7 @@ import type { IntegrationTables } from "./schema/integrations.js";
 import type { EmailScheduleTables } from "./schema/email-schedules.js";
 import type { AiTables } from "./schema/ai.js";
 import type { BillingTables } from "./schema/billing.js";
+import type { AutoTopUpTables } from "./schema/auto-top-up.js";
 import type { EnrichmentTables } from "./schema/enrichments.js";
 
 export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
@@ -27,5 +28,6 @@ export interface Database
     IntegrationTables,
     AiTables,
     BillingTables,
+    AutoTopUpTables,
     EnrichmentTables,
     EmailScheduleTables {}

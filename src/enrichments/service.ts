@@ -4,7 +4,7 @@ import type { Db, DbOrTrx } from "../db/database.js";
 import { unavailability } from "../export-history/entry.js";
 import { fileUnavailable } from "../export-history/errors.js";
 import { findEntry } from "../export-history/repository.js";
-import { signedFileLink, type LinkSigner } from "../export-history/service.js";
+import { directFileLink, type LinkSigner } from "../export-history/service.js";
 import { ApiError, errors } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { findEmailResultsSetting, findRun, insertRows, insertRun, listRuns, queueRun } from "./repository.js";
@@ -123,7 +123,7 @@ export async function createResultLink(
   if (!entry) throw fileUnavailable("missing");
   const reason = unavailability(entry, now, await storage.size(entry.storageKey));
   if (reason) throw fileUnavailable(reason);
-  const link = signedFileLink(signer, entry, DOWNLOAD_LINK_MS, now);
+  const link = await directFileLink(signer, storage, entry, DOWNLOAD_LINK_MS, now);
   // The link's expiry is kept in whole seconds; counted up, a fresh link says 300.
   const seconds = Math.ceil((link.expiresAt.getTime() - now.getTime()) / 1000);
   return { ...link, expiresInSeconds: Math.min(DOWNLOAD_LINK_MS / 1000, Math.max(0, seconds)) };

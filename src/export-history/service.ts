@@ -1,9 +1,10 @@
 import type { Db, DbOrTrx } from "../db/database.js";
 import { CONTENT_TYPES } from "../export-files/format.js";
-import { deleteExportFiles, zipAnswerKeyOf, type StoredExport } from "../export-files/store.js";
+import { zipAnswerKeyOf, type StoredExport } from "../export-files/store.js";
 import type { ServedFile } from "../http/contract.js";
 import { errors } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
+import { presignedLink } from "../storage/presigned-link.js";
 import {
   FILE_LIFETIME_DAYS,
   unavailability,
@@ -110,8 +111,29 @@ export function downloadLinkFor(
 }
 
 /**
- * A signed link to the account's file `id`, with the entry: 404 for another account's, 410 when
- * unavailable.
+ * A direct link to a stored file of the export history, valid `lifetimeMs` (or until the file
+ * expires, if sooner): a presigned URL of the bucket when files are in object storage, else the
+ * API's signed link (signedFileLink). Either works without an API key, from any host.
+ */
+export async function directFileLink(
+  signer: LinkSigner,
+  storage: FileStorage,
+  entry: Pick<ExportHistoryEntry, "id" | "accountId" | "expiresAt" | "storageKey" | "fileName" | "fileType">,
+  lifetimeMs: number,
+  now = new Date(),
+): Promise<{ url: string; expiresAt: Date }> {
+  const until = new Date(Math.min(now.getTime() + lifetimeMs, entry.expiresAt.getTime()));
+  const file = {
+    storageKey: entry.storageKey,
+    fileName: entry.fileName,
+    contentType: CONTENT_TYPES[entry.fileType],
+  };
+  return (await presignedLink(storage, file, until, now)) ?? signedFileLink(signer, entry, lifetimeMs, now);
+}
+
+/**
+ * A direct link (directFileLink, 15 minutes) to the account's file `id`, with the entry: 404 for
+ * another account's, 410 when unavailable.
  */
 export async function createDownloadLink(
   db: DbOrTrx,
@@ -125,7 +147,7 @@ export async function createDownloadLink(
   if (!entry) throw errors.notFound("Export history entry not found.");
   const reason = unavailability(entry, now, await storage.size(entry.storageKey));
   if (reason) throw fileUnavailable(reason);
-  return { entry, ...downloadLinkFor(signer, entry, now) };
+  return { entry, ...(await directFileLink(signer, storage, entry, LINK_LIFETIME_MS, now)) };
 }
 
 /**
@@ -211,7 +233,9 @@ export async function deleteExpiredExportFiles(
     if (expired.length === 0) return removed;
     // The files, and the ZIP answer of their export when there was one.
     const keys = new Set(expired.flatMap((entry) => [entry.storageKey, zipAnswerKeyOf(entry)]));
-    await deleteExportFiles(storage, [...keys]);
+    // Every delete must succeed (a missing file counts as deleted): with the store down the task
+    // fails and runs again, and no entry is marked deleted while its object is still stored.
+    await Promise.all([...keys].map((key) => storage.delete(key)));
     await markFilesDeleted(
       db,
       expired.map((entry) => entry.id),

@@ -56,7 +56,8 @@ export function writeJsonAnswer(
 
 /**
  * Writes a JSON answer whose body is already serialised (a job's large answer kept in storage):
- * streamed as it is, with the `Content-Type` and length `res.json` would give it.
+ * streamed as it is, with the `Content-Type` `res.json` would give it and its length when known
+ * (otherwise it is sent in chunks).
  */
 export async function writeSerialisedJsonAnswer(
   res: Response,
@@ -64,7 +65,7 @@ export async function writeSerialisedJsonAnswer(
 ): Promise<void> {
   setHeaders(res, answer.status, answer.headers);
   res.setHeader("Content-Type", "application/json; charset=utf-8");
-  res.setHeader("Content-Length", String(answer.json.size));
+  if (answer.json.size !== undefined) res.setHeader("Content-Length", String(answer.json.size));
   await pipeline(answer.json.body, res);
 }
 

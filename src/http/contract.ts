@@ -101,7 +101,8 @@ export type ReplayedAnswer = StoredAnswer & { readonly [replayed]: true };
 
 /** A JSON body already serialised, streamed as it is (a job's large answer kept in storage). */
 export interface SerialisedJson {
-  size: number;
+  /** Bytes, when known before it is streamed (then sent as `Content-Length`). */
+  size?: number;
   body: Readable;
 }
 

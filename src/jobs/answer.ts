@@ -30,11 +30,37 @@ export interface AnswerBodyFile {
   storageKey: string;
 }
 
+/** A file in storage whose text is a string value of a composed JSON body (see AnswerComposedBody). */
+export interface AnswerStoredText {
+  storageKey: string;
+  /** Bytes of the file. */
+  size: number;
+  /** Its UTF-8 text (`text`) or its bytes in base64 (`base64`). */
+  encoding: "text" | "base64";
+}
+
+/**
+ * A large JSON body made of stored files (an export's JSON answer with its files inline): the
+ * serialised text around them (`segments`, one more than `texts`) is kept in the jobs table, and
+ * each file's text is written between two segments as a JSON string when the answer is served
+ * (src/jobs/large-bodies.ts). The files belong to other records (export history): the answer
+ * never deletes them, and once one is gone the answer is expired.
+ */
+export interface AnswerComposedBody {
+  segments: string[];
+  texts: AnswerStoredText[];
+}
+
 /** The final HTTP answer of a job, stored as it is and returned to every later poll or replay. */
 export type JobAnswer =
   | { status: number; headers?: Record<string, string | number | undefined>; body: unknown }
   | { status: number; headers?: Record<string, string | number | undefined>; file: AnswerFile }
-  | { status: number; headers?: Record<string, string | number | undefined>; bodyFile: AnswerBodyFile };
+  | { status: number; headers?: Record<string, string | number | undefined>; bodyFile: AnswerBodyFile }
+  | {
+      status: number;
+      headers?: Record<string, string | number | undefined>;
+      composedBody: AnswerComposedBody;
+    };
 
 /**
  * An answer of operation `O` as its job kind builds it: a declared status with its JSON body, or
@@ -87,6 +113,7 @@ export function normaliseAnswer(answer: JobAnswer): JobAnswer {
     return { status: answer.status, headers, file: { ...answer.file, shared: answer.file.shared ?? false } };
   }
   if ("bodyFile" in answer) return { status: answer.status, headers, bodyFile: answer.bodyFile };
+  if ("composedBody" in answer) return { status: answer.status, headers, composedBody: answer.composedBody };
   return { status: answer.status, headers, body: answer.body };
 }
 

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Readable } from "node:stream";
 import type { FileStorage } from "../storage/file-storage.js";
-import type { JobAnswer } from "./answer.js";
+import type { AnswerComposedBody, JobAnswer } from "./answer.js";
 
 /**
  * JSON bodies of at least this many characters are kept in storage rather than in the jobs table
@@ -79,9 +79,11 @@ function serialise(body: unknown): { text: string; texts: StoredFileText[] } {
 
 /**
  * The answer to store: a JSON body of at least `limit` characters is written to storage (under the
- * job's id and attempt) and replaced by a `bodyFile`; any other answer is stored as it is. The
- * texts of stored files in the body (storedFileText) are written into it: streamed from storage
- * into the body file, or read into the body when the whole stays under `limit`.
+ * job's id and attempt) and replaced by a `bodyFile`; any other answer is stored as it is. A body
+ * with texts of stored files (storedFileText) has them read into it while the whole stays under
+ * `limit`; a larger one is kept as a `composedBody` (its text around the files, which are written
+ * into it when it is served): nothing of the files is copied or read now, so the transaction that
+ * stores the answer (an export's charge) does not wait for them.
  */
 export async function keepLargeBody(
   storage: FileStorage,
@@ -91,26 +93,51 @@ export async function keepLargeBody(
 ): Promise<JobAnswer> {
   if (!("body" in answer)) return answer;
   const { text, texts } = serialise(answer.body);
-  let small: string | undefined = text;
   if (texts.length > 0) {
     const least = texts.reduce((sum, t) => sum + t.minimumLength(), text.length);
-    small = least < limit ? await withTextsRead(storage, text, texts) : undefined;
+    if (least >= limit) {
+      return { status: answer.status, headers: answer.headers ?? {}, composedBody: composed(text, texts) };
+    }
+    const small = await withTextsRead(storage, text, texts);
+    if (small.length < limit) return { ...answer, body: JSON.parse(small) as unknown };
+    return keepBodyFile(storage, job, answer, small);
   }
-  if (small !== undefined && small.length < limit) {
-    return texts.length > 0 ? { ...answer, body: JSON.parse(small) as unknown } : answer;
-  }
+  return text.length < limit ? answer : keepBodyFile(storage, job, answer, text);
+}
+
+/** The answer with its serialised body written to storage under the job's id and attempt. */
+async function keepBodyFile(
+  storage: FileStorage,
+  job: { id: string; attempt: number },
+  answer: JobAnswer,
+  text: string,
+): Promise<JobAnswer> {
   const storageKey = bodyFileKey(job.id, job.attempt);
-  const body = small !== undefined ? Buffer.from(small) : Readable.from(bodyBytes(storage, text, texts));
-  await storage.put(storageKey, body);
+  await storage.put(storageKey, Buffer.from(text));
   return { status: answer.status, headers: answer.headers ?? {}, bodyFile: { storageKey } };
+}
+
+/** The serialised body as the text around its stored files, and those files in the order they appear. */
+function composed(text: string, texts: StoredFileText[]): AnswerComposedBody {
+  // With the placeholder's capture group, split gives segment, index, segment, ..., segment.
+  const parts = text.split(PLACEHOLDER_STRING);
+  return {
+    segments: parts.filter((_, i) => i % 2 === 0),
+    texts: parts
+      .filter((_, i) => i % 2 === 1)
+      .map((index) => texts[Number(index)]!)
+      .map(({ storageKey, size, encoding }) => ({ storageKey, size, encoding })),
+  };
 }
 
 /** The serialised body with each placeholder replaced by its file's text read whole (small files). */
 async function withTextsRead(storage: FileStorage, text: string, texts: StoredFileText[]): Promise<string> {
   const values = await Promise.all(
     texts.map(async (t) => {
+      const source = await storage.open(t.storageKey);
+      if (!source) throw new Error(`stored file ${t.storageKey} of a job's answer is missing`);
       const chunks: Buffer[] = [];
-      for await (const chunk of await openStored(storage, t)) chunks.push(chunk as Buffer);
+      for await (const chunk of source.body) chunks.push(chunk as Buffer);
       const bytes = Buffer.concat(chunks);
       return JSON.stringify(t.encoding === "base64" ? bytes.toString("base64") : bytes.toString("utf8"));
     }),
@@ -118,29 +145,32 @@ async function withTextsRead(storage: FileStorage, text: string, texts: StoredFi
   return text.replace(PLACEHOLDER_STRING, (_match, index: string) => values[Number(index)]!);
 }
 
-/** The serialised body's bytes with each placeholder replaced by its file as a JSON string, streamed. */
-async function* bodyBytes(
+/**
+ * A composed body as the bytes of its JSON text: each segment, and between two segments a stored
+ * file as a JSON string, streamed from storage. Undefined when one of its files is no longer
+ * stored (every file is opened before anything is sent).
+ */
+export async function composedBodyStream(
   storage: FileStorage,
-  text: string,
-  texts: StoredFileText[],
-): AsyncGenerator<Buffer> {
-  let at = 0;
-  for (const match of text.matchAll(PLACEHOLDER_STRING)) {
-    yield Buffer.from(text.slice(at, match.index));
-    at = match.index + match[0].length;
-    const file = texts[Number(match[1])]!;
-    const source = await openStored(storage, file);
-    yield QUOTE;
-    yield* file.encoding === "base64" ? base64Chunks(source) : jsonStringChunks(source);
-    yield QUOTE;
+  body: AnswerComposedBody,
+): Promise<Readable | undefined> {
+  const opened = await Promise.all(body.texts.map((t) => storage.open(t.storageKey)));
+  if (opened.some((file) => file === undefined)) {
+    for (const file of opened) file?.body.destroy();
+    return undefined;
   }
-  yield Buffer.from(text.slice(at));
-}
-
-async function openStored(storage: FileStorage, file: StoredFileText): Promise<AsyncIterable<Buffer>> {
-  const stored = await storage.open(file.storageKey);
-  if (!stored) throw new Error(`stored file ${file.storageKey} of a job's answer is missing`);
-  return stored.body as AsyncIterable<Buffer>;
+  async function* bytes(): AsyncGenerator<Buffer> {
+    for (const [i, segment] of body.segments.entries()) {
+      yield Buffer.from(segment);
+      const text = body.texts[i];
+      if (!text) continue;
+      const source = opened[i]!.body as AsyncIterable<Buffer>;
+      yield QUOTE;
+      yield* text.encoding === "base64" ? base64Chunks(source) : jsonStringChunks(source);
+      yield QUOTE;
+    }
+  }
+  return Readable.from(bytes());
 }
 
 const QUOTE = Buffer.from('"');

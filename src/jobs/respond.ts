@@ -1,6 +1,7 @@
 import type { ReplayedAnswer, StoredAnswer } from "../http/contract.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { jobErrors } from "./errors.js";
+import { composedBodyStream } from "./large-bodies.js";
 import { acceptedHeaders, toJobAccepted } from "./presenter.js";
 import type { Job } from "./repository.js";
 
@@ -50,6 +51,11 @@ export async function storedAnswer(
     const kept = await storage.open(answer.bodyFile.storageKey);
     if (!kept) throw jobErrors.resultExpired();
     return replay({ status: answer.status, headers, json: { size: kept.size, body: kept.body } });
+  }
+  if ("composedBody" in answer) {
+    const body = await composedBodyStream(storage, answer.composedBody);
+    if (!body) throw jobErrors.resultExpired();
+    return replay({ status: answer.status, headers, json: { body } });
   }
   const stored = await storage.open(answer.file.storageKey);
   if (!stored) throw jobErrors.resultExpired();

@@ -1,9 +1,23 @@
-import type { Selectable } from "kysely";
+import { sql, type Selectable } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
-import type { KeywordListsTable } from "../db/schema/leads.js";
+import type { KeywordListsTable, StoredRefinementScore } from "../db/schema/leads.js";
 
 /** Whether a list holds words to find or words to exclude. */
 export type KeywordListType = "positive" | "negative";
+
+/** Where a list's keyword auto-refine stands (null: none started). */
+export type RefinementStatus = "running" | "paused" | "completed" | "failed";
+
+/** A list's auto-refine state (src/ai/auto-refine writes it). */
+export interface KeywordListRefinement {
+  autoRefineEnabled: boolean;
+  refinementStatus: RefinementStatus | null;
+  scoresPerRound: StoredRefinementScore[];
+  pairedListId: number | null;
+  currentRound: number;
+  maxRounds: number;
+  lastRefinedAt: Date | null;
+}
 
 /** A keyword list as the service sees it (domain shape, not a row). */
 export interface KeywordList {
@@ -14,6 +28,7 @@ export interface KeywordList {
   keywords: string[];
   sourceCategories: string[] | null;
   createdAt: Date;
+  refinement: KeywordListRefinement;
 }
 
 /** The writable content of a keyword list, already cleaned by the service. */
@@ -33,7 +48,59 @@ function toKeywordList(row: Selectable<KeywordListsTable>): KeywordList {
     keywords: row.keywords,
     sourceCategories: row.source_categories,
     createdAt: row.created_at,
+    refinement: {
+      autoRefineEnabled: row.auto_refine_enabled,
+      refinementStatus: row.refinement_status,
+      scoresPerRound: row.scores_per_round,
+      pairedListId: row.paired_list_id,
+      currentRound: row.current_round,
+      maxRounds: row.max_rounds,
+      lastRefinedAt: row.last_refined_at,
+    },
   };
+}
+
+/**
+ * Pairs two of the account's lists (each names the other; lists either was paired with before
+ * lose their pair), or, with `partnerId` null, removes the list's pair (on both sides).
+ */
+export async function setListPair(
+  db: DbOrTrx,
+  accountId: number,
+  listId: number,
+  partnerId: number | null,
+): Promise<void> {
+  const ids = partnerId === null ? [listId] : [listId, partnerId];
+  await db
+    .updateTable("keyword_lists")
+    .set({ paired_list_id: null })
+    .where("account_id", "=", accountId)
+    .where((eb) => eb.or([eb("paired_list_id", "in", ids), eb("id", "in", ids)]))
+    .execute();
+  if (partnerId === null) return;
+  await db
+    .updateTable("keyword_lists")
+    .set({
+      paired_list_id: sql<number>`case when id = ${listId}::int then ${partnerId}::int else ${listId}::int end`,
+    })
+    .where("account_id", "=", accountId)
+    .where("id", "in", ids)
+    .execute();
+}
+
+/** One of the account's lists, or undefined. */
+export async function findKeywordList(
+  db: DbOrTrx,
+  accountId: number,
+  id: number,
+): Promise<KeywordList | undefined> {
+  const row = await db
+    .selectFrom("keyword_lists")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row && toKeywordList(row);
 }
 
 /** The account's keyword lists, newest first. */

@@ -1,11 +1,13 @@
-import type { DbOrTrx, Trx } from "../db/database.js";
+import type { Db, DbOrTrx, Trx } from "../db/database.js";
 import { errors, type ErrorDetail } from "../http/errors.js";
 import {
   deleteKeywordList,
+  findKeywordList,
   findKeywordListsByIds,
   insertKeywordList,
   listKeywordLists,
   replaceAllKeywordLists,
+  setListPair,
   updateKeywordList,
   type KeywordList,
   type KeywordListContent,
@@ -21,6 +23,8 @@ export interface KeywordListInput {
   type: KeywordListType;
   keywords: string[];
   sourceCategories?: string[] | null;
+  /** Another of the account's lists, of the other type, to pair with (null: none). */
+  pairedListId?: number | null;
 }
 
 /**
@@ -46,6 +50,7 @@ export interface KeywordListUpdate {
   type?: KeywordListType;
   keywords?: string[];
   sourceCategories?: string[] | null;
+  pairedListId?: number | null;
 }
 
 /**
@@ -103,9 +108,45 @@ export function listLists(db: DbOrTrx, accountId: number): Promise<KeywordList[]
   return listKeywordLists(db, accountId);
 }
 
-/** Creates a keyword list after checking it. */
-export function createList(db: DbOrTrx, accountId: number, input: KeywordListInput): Promise<KeywordList> {
-  return insertKeywordList(db, accountId, toKeywordListContent(input));
+/**
+ * Checks that `partnerId` is another of the account's lists, of the other type than `type` (400
+ * `validation_error` at `body.pairedListId` otherwise), reading it locked for the pairing.
+ */
+async function checkPartner(
+  trx: Trx,
+  accountId: number,
+  partnerId: number,
+  own: { id: number | null; type: KeywordListType },
+): Promise<void> {
+  const partner = await findKeywordList(trx, accountId, partnerId);
+  const problem = !partner
+    ? "is not one of the account's keyword lists"
+    : partner.id === own.id
+      ? "must name another list"
+      : partner.type === own.type
+        ? `must name a list of the other type (${own.type === "positive" ? "negative" : "positive"})`
+        : null;
+  if (problem) {
+    throw errors.validation(`Invalid keyword list: body.pairedListId ${problem}`, [
+      { path: ["body", "pairedListId"], message: problem },
+    ]);
+  }
+}
+
+/**
+ * Creates a keyword list after checking it; with `pairedListId`, pairs it with that list in the
+ * same transaction.
+ */
+export async function createList(db: Db, accountId: number, input: KeywordListInput): Promise<KeywordList> {
+  const content = toKeywordListContent(input);
+  const partnerId = input.pairedListId ?? null;
+  if (partnerId === null) return insertKeywordList(db, accountId, content);
+  return db.transaction().execute(async (trx) => {
+    await checkPartner(trx, accountId, partnerId, { id: null, type: content.type });
+    const list = await insertKeywordList(trx, accountId, content);
+    await setListPair(trx, accountId, list.id, partnerId);
+    return (await findKeywordList(trx, accountId, list.id))!;
+  });
 }
 
 /**
@@ -115,26 +156,45 @@ export function createList(db: DbOrTrx, accountId: number, input: KeywordListInp
  * list.
  */
 export async function updateList(
-  db: DbOrTrx,
+  db: Db,
   accountId: number,
   id: number,
   input: KeywordListUpdate,
 ): Promise<KeywordList> {
-  const sent = (["name", "type", "keywords", "sourceCategories"] as const).filter(
+  const sent = (["name", "type", "keywords", "sourceCategories", "pairedListId"] as const).filter(
     (key) => input[key] !== undefined,
   );
   if (sent.length === 0) {
-    throw errors.validation("Send at least one of name, type, keywords, sourceCategories.", [
-      { path: ["body"], message: "must have at least one of name, type, keywords, sourceCategories" },
+    throw errors.validation("Send at least one of name, type, keywords, sourceCategories, pairedListId.", [
+      {
+        path: ["body"],
+        message: "must have at least one of name, type, keywords, sourceCategories, pairedListId",
+      },
     ]);
   }
   const changes = cleanFields(input);
   const fullReplacement =
     input.name !== undefined && input.type !== undefined && input.keywords !== undefined;
   if (fullReplacement && input.sourceCategories === undefined) changes.sourceCategories = null;
-  const list = await updateKeywordList(db, accountId, id, changes);
-  if (!list) throw errors.notFound("Keyword list not found.");
-  return list;
+  const pairing = input.pairedListId;
+  const run = async (trx: DbOrTrx): Promise<KeywordList> => {
+    const list = await updateKeywordList(trx, accountId, id, changes);
+    if (!list) throw errors.notFound("Keyword list not found.");
+    if (pairing === undefined) {
+      // A changed type breaks a pair of two lists of one type.
+      if (list.refinement.pairedListId === null || changes.type === undefined) return list;
+      const partner = await findKeywordList(trx, accountId, list.refinement.pairedListId);
+      if (!partner || partner.type !== list.type) return list;
+      await setListPair(trx, accountId, id, null);
+    } else {
+      if (pairing !== null) await checkPartner(trx as Trx, accountId, pairing, list);
+      await setListPair(trx, accountId, id, pairing);
+    }
+    return (await findKeywordList(trx, accountId, id))!;
+  };
+  if (pairing === undefined && changes.type === undefined) return run(db);
+  if (!("transaction" in db)) return run(db);
+  return db.transaction().execute(run);
 }
 
 /** The account's lists among `ids`; ids of lists it does not have are left out. */

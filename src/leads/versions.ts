@@ -102,6 +102,7 @@ interface RecordRow {
   inserted: string | null;
   credit_period_start?: Date | null;
   credit_low_balance_notified?: boolean | null;
+  credit_auto_top_up?: boolean | null;
 }
 
 /**

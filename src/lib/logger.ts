@@ -11,6 +11,10 @@ export const REDACTED_PATHS = [
   "password",
   "*.apiKey",
   "*.signingSecret",
+  "secretAccessKey",
+  "sessionToken",
+  "*.secretAccessKey",
+  "*.sessionToken",
 ];
 
 /** The process logger: JSON lines on stdout, secrets redacted. */

@@ -324,4 +324,25 @@ export const TOOLS: readonly ToolDefinition[] = [
     description: `Keyword generations of the last 24 hours and the lists they produced. ${FREE}`,
     annotations: READ,
   },
+  {
+    name: "enable_auto_refine",
+    title: "Start refining a keyword list",
+    operationId: "enableAutoRefine",
+    description: `Starts refining a keyword list and its pair against the lead database in the background (REWRITES their keywords; see get_auto_refine_status). At most 3 run at once in the service: when running is false, nothing was queued; try again later. ${FREE}`,
+    annotations: { ...WRITE, destructiveHint: true },
+  },
+  {
+    name: "disable_auto_refine",
+    title: "Stop refining a keyword list",
+    operationId: "disableAutoRefine",
+    description: `Turns auto-refine off for a keyword list and its pair; a running refinement stops before its next pass. ${FREE}`,
+    annotations: SET,
+  },
+  {
+    name: "get_auto_refine_status",
+    title: "Keyword auto-refine status",
+    operationId: "getAutoRefineStatus",
+    description: `Auto-refine state of the keyword lists (or one, with listId): status, rounds, score per round. ${FREE}`,
+    annotations: READ,
+  },
 ];

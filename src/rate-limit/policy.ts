@@ -62,6 +62,13 @@ export const LIMITS = {
     per: "ip",
     label: "30 key claims per hour per IP",
   },
+  aiPolling: {
+    name: "ai_polling",
+    points: 60,
+    durationSeconds: 60,
+    per: "key",
+    label: "60 auto-refine requests per minute per API key",
+  },
   mcp: {
     name: "mcp",
     points: 60,
@@ -84,6 +91,13 @@ const EXPORT_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
 const AI_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
   "suggestCategories",
   "generateKeywords",
+  "enableAutoRefine",
+]);
+
+/** Auto-refine's disable and status: 60 per minute per key (docs/ai.md, auto-refine). */
+const AI_POLLING_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
+  "disableAutoRefine",
+  "getAutoRefineStatus",
 ]);
 
 /** Keyed integration operations: 60 per minute per account (connect: 30 per minute per account). */
@@ -123,6 +137,7 @@ export function limitsFor(operationId: OperationId, requiresKey: boolean): Limit
   }
   if (EXPORT_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.export];
   if (AI_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.ai];
+  if (AI_POLLING_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.aiPolling];
   if (operationId === "connectIntegration") return [LIMITS.general, LIMITS.connect];
   if (INTEGRATION_OPERATIONS.has(operationId)) return [LIMITS.general, LIMITS.integration];
   return [LIMITS.general];

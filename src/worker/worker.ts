@@ -25,6 +25,7 @@ import {
   COLLECT_OVERAGE_TASK,
   billingCollectOverage,
 } from "../billing/tasks/billing__collect_overage.js";
+import { AUTO_TOP_UP_TASK, billingAutoTopUp } from "../billing/tasks/billing__auto_top_up.js";
 import { JOBS_CRONTAB, jobTaskList } from "../jobs/index.js";
 import { workerLogger } from "../jobs/runtime.js";
 import type { Mailer } from "../mail/mailer.js";
@@ -69,7 +70,7 @@ export interface WorkerDeps {
   publicBaseUrl?: string;
   /** The CRMs of this deployment (CRM deliveries and token refreshes). */
   crm?: CrmConfig;
-  /** The payment processor (daily overage collection); absent when payments are not configured. */
+  /** The payment processor (daily overage collection, auto top-up purchases); absent when payments are not configured. */
   payments?: PaymentProcessor;
 }
 
@@ -164,6 +165,7 @@ async function startJobsRunner(
       ...aiTaskList({ db: deps.db, engine: deps.aiEngine, logger }),
       export_files__cleanup: exportFilesCleanup(deps),
       [COLLECT_OVERAGE_TASK]: billingCollectOverage({ db: deps.db, processor: deps.payments, logger }),
+      [AUTO_TOP_UP_TASK]: billingAutoTopUp({ db: deps.db, processor: deps.payments, logger }),
       [MAIL_TASK]: mailSendTask(deps.mailer, deps.storage),
       [LIVE_UPDATES_SWEEP_TASK]: liveUpdatesSweepTask(deps.db),
       [OWNER_SUMMARY_TASK]: integrationsOwnerSummary(deps),

@@ -21,6 +21,9 @@ import * as m251100 from "./2026_11_25_0100_search_state_text_index.js";
 import * as m251300 from "./2026_11_25_0300_search_signal_index.js";
 import * as m270100 from "./2026_11_27_0100_lead_fields.js";
 import * as m270200 from "./2026_11_27_0200_export_history_filters.js";
+import * as m270300 from "./2026_11_27_0300_auto_top_up.js";
+import * as m270400 from "./2026_11_27_0400_auto_refine.js";
+import * as m270500 from "./2026_11_27_0500_search_contact_and_name.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +49,7 @@ export const migrations: Record<string, Migration> = {
   "2026_11_25_0300_search_signal_index": m251300,
   "2026_11_27_0100_lead_fields": m270100,
   "2026_11_27_0200_export_history_filters": m270200,
+  "2026_11_27_0300_auto_top_up": m270300,
+  "2026_11_27_0400_auto_refine": m270400,
+  "2026_11_27_0500_search_contact_and_name": m270500,
 };

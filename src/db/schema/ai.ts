@@ -48,8 +48,22 @@ export interface AiUnclassifiedLeadsTable {
   attempted_at: Timestamp;
 }
 
+/** One keyword auto-refine run (a list and its pair; migration 2026_11_27_0400_auto_refine). */
+export interface AiRefinementsTable {
+  id: string;
+  account_id: number;
+  list_id: number;
+  paired_list_id: number | null;
+  status: "running" | "paused" | "completed" | "failed";
+  error: string | null;
+  created_at: CreatedAt;
+  heartbeat_at: Generated<Date>;
+  finished_at: NullableTimestamp;
+}
+
 /** Tables of the AI helpers. */
 export interface AiTables {
+  ai_refinements: AiRefinementsTable;
   ai_categories: AiCategoriesTable;
   ai_category_catalog: AiCategoryCatalogTable;
   ai_keyword_generations: AiKeywordGenerationsTable;

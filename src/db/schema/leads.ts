@@ -118,6 +118,21 @@ export interface KeywordListsTable {
   source_categories: string[] | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
+  /** Keyword auto-refine (migration 2026_11_27_0400_auto_refine, docs/ai.md). */
+  auto_refine_enabled: Generated<boolean>;
+  refinement_status: "running" | "paused" | "completed" | "failed" | null;
+  scores_per_round: ColumnType<StoredRefinementScore[], string | undefined, string>;
+  paired_list_id: number | null;
+  current_round: Generated<number>;
+  max_rounds: Generated<number>;
+  last_refined_at: Date | null;
+}
+
+/** One round's quality score of a refinement, as stored in `scores_per_round`. */
+export interface StoredRefinementScore {
+  round: number;
+  score: number;
+  reasoning: string;
 }
 
 export interface ExportBlacklistTable {

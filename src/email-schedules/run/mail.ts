@@ -2,6 +2,8 @@ import { CONTENT_TYPES } from "../../export-files/format.js";
 import type { ExportHistoryEntry } from "../../export-history/entry.js";
 import { signFileToken } from "../../export-history/signed-links.js";
 import type { MailAttachment, MailMessage } from "../../mail/message.js";
+import type { FileStorage } from "../../storage/file-storage.js";
+import { presignedLink } from "../../storage/presigned-link.js";
 
 /**
  * Most bytes of files attached to one e-mail: 15 MB, about 20 MB once base64-encoded, which
@@ -18,16 +20,25 @@ export interface MailLinkSigner {
 }
 
 /**
- * A signed download link to an export history file, valid 7 days (or until the file expires):
- * the same `/files/{token}` links as `GET /export-history/{id}/download-url`, longer lived
- * because an e-mail is read later.
+ * A download link to an export history file, valid 7 days (or until the file expires): the same
+ * kind of link as `GET /export-history/{id}/download-url` (a presigned URL of the bucket when
+ * files are in object storage, else a `/files/{token}` link), longer lived because an e-mail is
+ * read later.
  */
-export function mailDownloadLink(
+export async function mailDownloadLink(
   signer: MailLinkSigner,
   entry: ExportHistoryEntry,
   now: Date,
-): { url: string; expiresAt: Date } {
+  storage?: FileStorage,
+): Promise<{ url: string; expiresAt: Date }> {
   const expiresAt = new Date(Math.min(now.getTime() + MAIL_LINK_LIFETIME_MS, entry.expiresAt.getTime()));
+  const file = {
+    storageKey: entry.storageKey,
+    fileName: entry.fileName,
+    contentType: CONTENT_TYPES[entry.fileType],
+  };
+  const presigned = storage && (await presignedLink(storage, file, expiresAt, now));
+  if (presigned) return presigned;
   const token = signFileToken(signer.signingSecret, {
     entryId: entry.id,
     accountId: entry.accountId,
@@ -46,7 +57,7 @@ export interface SendMail {
  * The message of one address: the files attached in order while their sizes add up to at most
  * `attachmentLimitBytes`; every other file as a signed link in the text.
  */
-export function composeSendMail(
+export async function composeSendMail(
   mail: SendMail,
   context: {
     scheduleName: string;
@@ -54,8 +65,10 @@ export function composeSendMail(
     attachmentLimitBytes: number;
     signer: MailLinkSigner;
     now: Date;
+    /** The file store: its presigned links when it makes them (object storage). */
+    storage?: FileStorage;
   },
-): MailMessage {
+): Promise<MailMessage> {
   const attachments: MailAttachment[] = [];
   const links: string[] = [];
   let attached = 0;
@@ -69,7 +82,7 @@ export function composeSendMail(
       });
       continue;
     }
-    const link = mailDownloadLink(context.signer, file, context.now);
+    const link = await mailDownloadLink(context.signer, file, context.now, context.storage);
     links.push(
       `- ${file.fileName} (${file.leadCount} leads): ${link.url} (valid until ${link.expiresAt.toISOString()})`,
     );

@@ -431,12 +431,13 @@ async function finish(input: Finish): Promise<SendOutcome> {
       for (const mail of mails) {
         await enqueueMail(
           trx,
-          composeSendMail(mail, {
+          await composeSendMail(mail, {
             scheduleName: current.name,
             leadCount: leadIds.length,
             attachmentLimitBytes: deps.attachmentLimitBytes,
             signer: deps.signer,
             now,
+            storage: deps.storage,
           }),
         );
       }

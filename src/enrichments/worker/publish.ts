@@ -9,7 +9,7 @@ import { ApiError } from "../../http/errors.js";
 import { enqueueMail } from "../../mail/queue.js";
 import { capScrapedRows, updateLeasedRun } from "../repository.js";
 import { liveBudgetTenths, type EnrichmentRun } from "../run.js";
-import { signedFileLink } from "../../export-history/service.js";
+import { directFileLink } from "../../export-history/service.js";
 import { writeResultFile } from "./result-file.js";
 import type { RunContext } from "./settings.js";
 
@@ -107,13 +107,21 @@ export async function finishRun(ctx: RunContext, run: EnrichmentRun, token: stri
       const account = await findAccount(trx, current.accountId);
       const entry = await trx
         .selectFrom("export_history")
-        .select(["id", "account_id", "expires_at", "file_name", "file_size", "storage_key"])
+        .select(["id", "account_id", "expires_at", "file_name", "file_type", "file_size", "storage_key"])
         .where("id", "=", current.resultEntryId)
         .executeTakeFirst();
       if (account && entry) {
-        const link = signedFileLink(
+        const link = await directFileLink(
           ctx,
-          { id: entry.id, accountId: entry.account_id, expiresAt: entry.expires_at },
+          ctx.storage,
+          {
+            id: entry.id,
+            accountId: entry.account_id,
+            expiresAt: entry.expires_at,
+            storageKey: entry.storage_key,
+            fileName: entry.file_name,
+            fileType: entry.file_type,
+          },
           ctx.settings.mailLinkMs,
         );
         const attach = entry.file_size <= MAX_ATTACHMENT_BYTES;

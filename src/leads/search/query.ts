@@ -5,6 +5,7 @@ import { DEFAULT_OR_COLUMNS } from "./columns.js";
 import { columnMatch, dateConditions, searchCondition, sortColumn } from "./condition.js";
 import { DATE_FILTERS } from "./dates.js";
 import type { SearchFilters } from "./filters.js";
+import type { FieldTermFilter } from "./terms.js";
 import { SEPARATOR, and, like, or, partsMatch, partsPattern, termParts, type Condition } from "./patterns.js";
 
 export { searchCondition, sortColumn, termMatchesAny } from "./condition.js";
@@ -37,7 +38,7 @@ export function searchTableServes(filters: SearchFilters): boolean {
     none(filters.emptyFilters) &&
     Object.keys(filters.dates).every((key) => key === "lastBuyingSignal") &&
     filters.buyingSignalTypes.length === 0 &&
-    none(filters.fieldTerms) &&
+    Object.entries(filters.fieldTerms).every(([key, terms]) => servedEmptyFilter(key, terms)) &&
     none(filters.ranges) &&
     none(filters.valueLists) &&
     filters.websiteSchemaFilter.length === 0 &&
@@ -50,7 +51,33 @@ export function searchTableServes(filters: SearchFilters): boolean {
 const SEARCH_TABLE_SORT_KEYS: ReadonlyMap<string, RawBuilder<unknown>> = new Map([
   ["lastBuyingSignal", sql`s.last_buying_signal`],
   ["id", sql`s.id`],
+  ["companyName", sql`s.company_name`],
 ]);
+
+/**
+ * The contact term filters whose empty filter `lead_search` answers (`emailPrimaryEmptyFilter`,
+ * `phonePrimaryEmptyFilter`), by filter key: its column saying the value is not blank (the
+ * migration `2026_11_27_0500_search_contact_and_name` writes it as isEmpty tests it).
+ */
+const SEARCH_TABLE_FILLED: ReadonlyMap<string, RawBuilder<boolean>> = new Map([
+  ["emailPrimary", sql<boolean>`s.has_email`],
+  ["phonePrimary", sql<boolean>`s.has_phone`],
+]);
+
+/** Whether a field's term filters are only an empty filter that `lead_search` answers. */
+function servedEmptyFilter(key: string, terms: FieldTermFilter): boolean {
+  return (
+    SEARCH_TABLE_FILLED.has(key) &&
+    terms.include.length === 0 &&
+    terms.exclude.length === 0 &&
+    terms.empty !== null
+  );
+}
+
+/** The columns of `lead_search` a condition or sort key reads (what a walk reads of each lead). */
+const SEARCH_TABLE_COLUMNS = sql.raw(
+  "s.id, s.search_text, s.state, s.last_buying_signal, s.has_email, s.has_phone, s.company_name",
+);
 
 const SEARCH_TABLE_TEXT = sql<string>`s.search_text`;
 
@@ -88,6 +115,11 @@ export function searchTableCondition(filters: SearchFilters): Condition {
   // The Last Buying Signal bounds: lead_search holds the column (its default sort key).
   const signal = filters.dates.lastBuyingSignal;
   if (signal) all.push(...dateConditions("last_buying_signal", signal, SIGNAL_WHOLE_DAY_TO, false, "s"));
+  for (const [key, terms] of Object.entries(filters.fieldTerms)) {
+    const filled = SEARCH_TABLE_FILLED.get(key);
+    if (!filled || terms.empty === null) throw new Error(`lead_search does not answer the ${key} filters`);
+    all.push(terms.empty === "only_empty" ? sql<SqlBool>`not ${filled}` : sql<SqlBool>`${filled}`);
+  }
   return and(all);
 }
 
@@ -248,7 +280,7 @@ function pageQuery(filters: SearchFilters, options: SearchPageOptions, leadSelec
   return sql<never>`
     with walk as materialized (
       select s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key from (
-        select s.id, s.last_buying_signal, s.search_text, s.state from lead_search s
+        select ${SEARCH_TABLE_COLUMNS} from lead_search s
         order by ${walkOrder} limit ${pageEnd * WALK_ROWS_PER_PAGE_ROW}
       ) s
       where ${searchTableCondition(filters)}
@@ -291,13 +323,15 @@ const WALK_ROWS_PER_PAGE_ROW = 50;
 const WALK_MAX_PAGE_END = 500;
 
 /**
- * The index orders of `lead_search` a page can be read in (lead_search_signal_idx and the
- * primary key), by sort key and direction; `lastBuyingSignal asc` (nulls last) has none.
+ * The index orders of `lead_search` a page can be read in (lead_search_signal_idx,
+ * lead_search_company_name_idx and the primary key), by sort key and direction; the other
+ * directions of the two (nulls last) have none.
  */
 const WALK_ORDERS: ReadonlyMap<string, RawBuilder<unknown>> = new Map([
   ["lastBuyingSignal desc", sql`s.last_buying_signal desc nulls last, s.id desc`],
   ["id desc", sql`s.id desc`],
   ["id asc", sql`s.id asc`],
+  ["companyName asc", sql`s.company_name asc nulls last, s.id asc`],
 ]);
 
 /**
