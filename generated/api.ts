@@ -164,6 +164,121 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description Lists the account's API keys, newest first, revoked ones included. Secrets are never shown.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Creates an API key with a name. The key itself is in this answer only (it is stored hashed).
+         *     An account has at most 25 active keys (409 `api_key_limit`); revoked keys do not count.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-keys/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke an API key
+         * @description Revokes one of the account's keys: from then on it is refused with 401. Revoking a revoked
+         *     key changes nothing and answers it again. A key may revoke itself.
+         */
+        post: operations["revokeApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the dashboard session
+         * @description The current dashboard session, with its CSRF token (after a page load). Only the session
+         *     cookie is accepted: an API key gives 401.
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out
+         * @description Signs out: the session is revoked at once and its cookie cleared. Needs `X-CSRF-Token`.
+         */
+        delete: operations["signOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a link
+         * @description Signs in with the token of an e-mailed link (once; 15 minutes): answers the session and sets
+         *     the `svc_session` cookie (HttpOnly, SameSite=Lax, Secure over https), valid 7 days.
+         *     Limited to 30 per hour per client IP.
+         */
+        post: operations["signIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sign-in-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * E-mail a sign-in link
+         * @description E-mails a one-time sign-in link for the dashboard to the address when it has an account.
+         *     The answer is the same whether or not it has one. The link lasts 15 minutes and works once.
+         *     Limited to 5 requests per hour per address and 20 per hour per client IP.
+         */
+        post: operations["requestSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auto-top-up": {
         parameters: {
             query?: never;
@@ -1818,6 +1933,54 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        /** @description One of the account's API keys, as listed: never the secret itself. */
+        ApiKey: {
+            /**
+             * Format: int32
+             * @description The key's id.
+             */
+            id: number;
+            /** @description The name given to the key. */
+            name: string;
+            /** @description The first characters of the key (`svck_` and 8 more), to recognise it. */
+            keyPrefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             */
+            createdAt: string;
+            /** @description When the key last authenticated a request (recorded at most once a minute), or null if never. */
+            lastUsedAt: string | null;
+            /** @description Whether the key is revoked (refused with 401 from then on). */
+            revoked: boolean;
+            /** @description When the key was revoked, or null. */
+            revokedAt: string | null;
+        };
+        /** @description A key to create; any other input field is ignored. */
+        ApiKeyInput: {
+            /** @description A name to recognise the key by: trimmed of surrounding white space, then 1-100 characters. */
+            name: string;
+        };
+        /** @description 409: the account already has the maximum of 25 active (not revoked) API keys. */
+        ApiKeyLimitError: {
+            /**
+             * @description Stable machine-readable error code.
+             * @enum {string}
+             */
+            error: "api_key_limit";
+            /** @description Human-readable explanation of the error. */
+            message: string;
+            /** @description One entry per problem found in the request, when the error is about its input. */
+            details?: components["schemas"]["ErrorDetail"][];
+        };
+        ApiKeyListResponse: {
+            /** @description The result. */
+            data: components["schemas"]["ApiKey"][];
+        };
+        ApiKeyResponse: {
+            /** @description The result. */
+            data: components["schemas"]["ApiKey"];
+        };
         /** @description What an enable or disable did. */
         AutoRefineChange: {
             /** @description What happened, for people. */
@@ -2062,6 +2225,7 @@ export interface components {
          * @enum {string}
          */
         BlacklistEntryType: "domain";
+        CancelSubscriptionServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["PaymentUnavailableError"];
         /** @description A category name as sent in `excludeCategories`. */
         CategoryName: string;
         /** @description Target categories suggested for the business. */
@@ -2081,6 +2245,7 @@ export interface components {
         };
         ChangePlanBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["InvalidPlanError"] | components["schemas"]["BadRequestError"];
         ChangePlanPaymentRequiredError: components["schemas"]["PaymentDeclinedError"] | components["schemas"]["PaymentFailedError"];
+        ChangePlanServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["PaymentUnavailableError"];
         /** @description 429: another request of this account is charging credits right now (Retry-After 30). */
         ChargeInProgressError: {
             /**
@@ -2156,6 +2321,7 @@ export interface components {
             /** @description The result. */
             data: components["schemas"]["ConnectIntegrationResult"];
         };
+        ConnectIntegrationServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
         CreateExportFormatBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["ExportTooLargeError"];
         CreateWebhookIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         CreateWebhookIntegrationConflictError: components["schemas"]["IntegrationExistsError"] | components["schemas"]["IntegrationLimitError"];
@@ -2177,6 +2343,36 @@ export interface components {
              *     destination (1-500 characters). Never returned.
              */
             apiKey?: string;
+        };
+        CreateWebhookIntegrationServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+        /** @description A new key with its secret: shown in this answer only, never again. */
+        CreatedApiKey: {
+            /**
+             * Format: int32
+             * @description The key's id.
+             */
+            id: number;
+            /** @description The name given to the key. */
+            name: string;
+            /** @description The first characters of the key (`svck_` and 8 more), to recognise it. */
+            keyPrefix: string;
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             */
+            createdAt: string;
+            /** @description When the key last authenticated a request (recorded at most once a minute), or null if never. */
+            lastUsedAt: string | null;
+            /** @description Whether the key is revoked (refused with 401 from then on). */
+            revoked: boolean;
+            /** @description When the key was revoked, or null. */
+            revokedAt: string | null;
+            /** @description The key itself (`svck_` and 40 letters and digits). Only its hash is stored: keep it now. */
+            key: string;
+        };
+        CreatedApiKeyResponse: {
+            /** @description The created resource. */
+            data: components["schemas"]["CreatedApiKey"];
         };
         /** @description A created webhook integration with its signing secret. */
         CreatedWebhookIntegration: {
@@ -2469,6 +2665,30 @@ export interface components {
          * @enum {string}
          */
         CrmProviderId: "crm_contacts" | "crm_leads" | "crm_deals";
+        /** @description The signed-in dashboard session. */
+        DashboardSession: {
+            /**
+             * Format: int32
+             * @description The account's id.
+             */
+            accountId: number;
+            /** @description The account's e-mail address. */
+            email: string;
+            /**
+             * Format: date-time
+             * @description When the session ends (it can be ended earlier with `DELETE /auth/session`).
+             */
+            expiresAt: string;
+            /**
+             * @description The session's CSRF token: send it as `X-CSRF-Token` on every call with the session cookie
+             *     that is not a GET. Keep it in memory only.
+             */
+            csrfToken: string;
+        };
+        DashboardSessionResponse: {
+            /** @description The result. */
+            data: components["schemas"]["DashboardSession"];
+        };
         /** @description Which lead database the account uses and whether it may switch. */
         DatabaseSettings: {
             /** @description The database in use; the service reports `other` everywhere. */
@@ -2641,6 +2861,7 @@ export interface components {
          * @enum {string}
          */
         DistributionMode: "full_copy" | "split_evenly";
+        DownloadExportFileServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         /**
          * @description A saved e-mail schedule: every `intervalValue` `intervalUnit` it runs the search of a filter
          *     preset and e-mails the leads new to the schedule since its last run (the first run: at most the
@@ -4611,7 +4832,11 @@ export interface components {
             details?: components["schemas"]["ErrorDetail"][];
         };
         GetDealsCrmDealFieldsBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        GetDealsCrmDealFieldsServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
+        GetEnrichmentDownloadServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+        GetExportFileDownloadUrlServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         GetIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        GetIntegrationFieldMappingServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
         GetJobBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
         GetJobNotFoundError: components["schemas"]["NotFoundError"] | components["schemas"]["JobNotFoundError"];
         GetJobServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
@@ -8699,6 +8924,8 @@ export interface components {
             data: components["schemas"]["LeadSummary"];
         };
         ListDealsCrmPipelinesBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        ListDealsCrmPipelinesServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
+        ListExportHistoryServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         ListLeadExportHistoryIdsResult: {
             /** @description The tracking ids. */
             data: number[];
@@ -8712,6 +8939,7 @@ export interface components {
             /** @description The result. */
             data: string[];
         };
+        ListWebsiteSchemaTypesServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["SchemaTypesWarmingError"];
         /**
          * Format: int32
          * @description Most leads one send of a schedule holds (1-100,000).
@@ -9241,6 +9469,7 @@ export interface components {
         };
         PurchaseBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["InvalidEmailError"] | components["schemas"]["InvalidPlanError"];
         PurchaseCreditsBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        PurchaseCreditsServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["PaymentUnavailableError"];
         PurchaseForbiddenError: components["schemas"]["ForbiddenError"] | components["schemas"]["DisposableEmailError"];
         /** @description Request to buy a subscription through the API. */
         PurchaseRequest: {
@@ -9341,7 +9570,7 @@ export interface components {
             data: components["schemas"]["PushLeadResult"];
         };
         PushLeadToIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
-        PushLeadToIntegrationServiceUnavailableError: components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
+        PushLeadToIntegrationServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         /** @description Push of the client's own lead data (free, not tracked, not checked against the blacklist). */
         PushOwnLead: {
             /** @description The lead data. */
@@ -9364,6 +9593,7 @@ export interface components {
         };
         ReExportLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         ReExportLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        ReExportLeadExportHistoryServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         ReExportLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
         ReceivePaymentWebhookResult: {
             /**
@@ -9399,12 +9629,15 @@ export interface components {
         RefinementStatus: "running" | "paused" | "completed" | "failed";
         RefreshAndExportLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         RefreshAndExportLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        RefreshAndExportLeadExportHistoryServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         RefreshAndExportLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
         RefreshLeadExportHistoryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         RefreshLeadExportHistoryServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
         RefreshLeadExportHistoryTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
         ResetIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        ResetIntegrationFieldMappingServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
         RetryIntegrationDeliveryBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        RetryIntegrationDeliveryServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
         /**
          * @description Why a schedule is paused.
          * @enum {string}
@@ -9470,6 +9703,7 @@ export interface components {
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
         };
+        SearchLeadsServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         SearchLeadsTooManyRequestsError: components["schemas"]["RateLimitError"] | components["schemas"]["ChargeInProgressError"] | components["schemas"]["LeadQueryCapacityBusyError"];
         /**
          * Format: int32
@@ -9487,6 +9721,37 @@ export interface components {
             message: string;
             /** @description One entry per problem found in the request, when the error is about its input. */
             details?: components["schemas"]["ErrorDetail"][];
+        };
+        /** @description A one-time sign-in link's token, as the link carries it; any other input field is ignored. */
+        SignInInput: {
+            /** @description The `token` of the e-mailed link. */
+            token: string;
+        };
+        /** @description A request for a sign-in link; any other input field is ignored. */
+        SignInLinkInput: {
+            /** @description The account's e-mail address. */
+            email: string;
+        };
+        /** @description 401: the sign-in link is unknown, already used or expired (it lasts 15 minutes). */
+        SignInLinkInvalidError: {
+            /**
+             * @description Stable machine-readable error code.
+             * @enum {string}
+             */
+            error: "sign_in_link_invalid";
+            /** @description Human-readable explanation of the error. */
+            message: string;
+            /** @description One entry per problem found in the request, when the error is about its input. */
+            details?: components["schemas"]["ErrorDetail"][];
+        };
+        /** @description The same answer whether or not the address has an account. */
+        SignInLinkSent: {
+            /** @description What happens next, for people. */
+            message: string;
+        };
+        SignInLinkSentResponse: {
+            /** @description The result. */
+            data: components["schemas"]["SignInLinkSent"];
         };
         /** @description A lead field of the service that can be mapped. */
         SmbField: {
@@ -9555,6 +9820,7 @@ export interface components {
             excludeCategories?: components["schemas"]["CategoryName"][];
         };
         SuggestCategoriesServerError: components["schemas"]["JobTimeoutError"] | components["schemas"]["InternalError"];
+        SuggestCategoriesServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         SuggestCategoriesTooManyRequestsError: components["schemas"]["JobCapacityBusyError"] | components["schemas"]["RateLimitError"];
         /** @description Request to switch the lead database. */
         SwitchDatabaseRequest: {
@@ -9588,6 +9854,8 @@ export interface components {
         };
         TestIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         TestIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        TestIntegrationFieldMappingServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
+        TestIntegrationServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
         /**
          * @description Why a checkout starts without a free trial.
          * @enum {string}
@@ -9620,11 +9888,14 @@ export interface components {
             message: string;
         };
         UpdateAutoTopUpBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        UpdateAutoTopUpServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["PaymentUnavailableError"];
         UpdateEmailScheduleBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         UpdateExportFormatBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"] | components["schemas"]["ExportTooLargeError"];
         UpdateIntegrationBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         UpdateIntegrationConflictError: components["schemas"]["IntegrationExistsError"] | components["schemas"]["ConflictError"];
         UpdateIntegrationFieldMappingBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
+        UpdateIntegrationFieldMappingServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ProviderUnavailableError"];
+        UpdateIntegrationServiceUnavailableError: components["schemas"]["ServiceUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         UpdateOverageBudgetBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         UpdateProfileBadRequestError: components["schemas"]["ValidationError"] | components["schemas"]["BadRequestError"];
         /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
@@ -9718,6 +9989,11 @@ export interface components {
     pathItems: never;
 }
 export type AlreadySubscribedError = components['schemas']['AlreadySubscribedError'];
+export type ApiKey = components['schemas']['ApiKey'];
+export type ApiKeyInput = components['schemas']['ApiKeyInput'];
+export type ApiKeyLimitError = components['schemas']['ApiKeyLimitError'];
+export type ApiKeyListResponse = components['schemas']['ApiKeyListResponse'];
+export type ApiKeyResponse = components['schemas']['ApiKeyResponse'];
 export type AutoRefineChange = components['schemas']['AutoRefineChange'];
 export type AutoRefineChangeResponse = components['schemas']['AutoRefineChangeResponse'];
 export type AutoRefineListStatus = components['schemas']['AutoRefineListStatus'];
@@ -9737,11 +10013,13 @@ export type BlacklistEntry = components['schemas']['BlacklistEntry'];
 export type BlacklistEntryInput = components['schemas']['BlacklistEntryInput'];
 export type BlacklistEntryListResponse = components['schemas']['BlacklistEntryListResponse'];
 export type BlacklistEntryType = components['schemas']['BlacklistEntryType'];
+export type CancelSubscriptionServiceUnavailableError = components['schemas']['CancelSubscriptionServiceUnavailableError'];
 export type CategoryName = components['schemas']['CategoryName'];
 export type CategorySuggestions = components['schemas']['CategorySuggestions'];
 export type CategorySuggestionsResponse = components['schemas']['CategorySuggestionsResponse'];
 export type ChangePlanBadRequestError = components['schemas']['ChangePlanBadRequestError'];
 export type ChangePlanPaymentRequiredError = components['schemas']['ChangePlanPaymentRequiredError'];
+export type ChangePlanServiceUnavailableError = components['schemas']['ChangePlanServiceUnavailableError'];
 export type ChargeInProgressError = components['schemas']['ChargeInProgressError'];
 export type ClaimKeyRequest = components['schemas']['ClaimKeyRequest'];
 export type ClaimKeyResult = components['schemas']['ClaimKeyResult'];
@@ -9751,10 +10029,14 @@ export type ConflictError = components['schemas']['ConflictError'];
 export type ConnectIntegrationRequest = components['schemas']['ConnectIntegrationRequest'];
 export type ConnectIntegrationResult = components['schemas']['ConnectIntegrationResult'];
 export type ConnectIntegrationResultResponse = components['schemas']['ConnectIntegrationResultResponse'];
+export type ConnectIntegrationServiceUnavailableError = components['schemas']['ConnectIntegrationServiceUnavailableError'];
 export type CreateExportFormatBadRequestError = components['schemas']['CreateExportFormatBadRequestError'];
 export type CreateWebhookIntegrationBadRequestError = components['schemas']['CreateWebhookIntegrationBadRequestError'];
 export type CreateWebhookIntegrationConflictError = components['schemas']['CreateWebhookIntegrationConflictError'];
 export type CreateWebhookIntegrationRequest = components['schemas']['CreateWebhookIntegrationRequest'];
+export type CreateWebhookIntegrationServiceUnavailableError = components['schemas']['CreateWebhookIntegrationServiceUnavailableError'];
+export type CreatedApiKey = components['schemas']['CreatedApiKey'];
+export type CreatedApiKeyResponse = components['schemas']['CreatedApiKeyResponse'];
 export type CreatedWebhookIntegration = components['schemas']['CreatedWebhookIntegration'];
 export type CreatedWebhookIntegrationResponse = components['schemas']['CreatedWebhookIntegrationResponse'];
 export type CreditCap = components['schemas']['CreditCap'];
@@ -9784,6 +10066,8 @@ export type CrmMappingTestResult = components['schemas']['CrmMappingTestResult']
 export type CrmMappingTestResultResponse = components['schemas']['CrmMappingTestResultResponse'];
 export type CrmMappingTestScope = components['schemas']['CrmMappingTestScope'];
 export type CrmProviderId = components['schemas']['CrmProviderId'];
+export type DashboardSession = components['schemas']['DashboardSession'];
+export type DashboardSessionResponse = components['schemas']['DashboardSessionResponse'];
 export type DatabaseSettings = components['schemas']['DatabaseSettings'];
 export type DatabaseSettingsResponse = components['schemas']['DatabaseSettingsResponse'];
 export type DatabaseType = components['schemas']['DatabaseType'];
@@ -9802,6 +10086,7 @@ export type DeliveryRetryResult = components['schemas']['DeliveryRetryResult'];
 export type DeliveryRetryResultResponse = components['schemas']['DeliveryRetryResultResponse'];
 export type DisposableEmailError = components['schemas']['DisposableEmailError'];
 export type DistributionMode = components['schemas']['DistributionMode'];
+export type DownloadExportFileServiceUnavailableError = components['schemas']['DownloadExportFileServiceUnavailableError'];
 export type EmailSchedule = components['schemas']['EmailSchedule'];
 export type EmailScheduleCreate = components['schemas']['EmailScheduleCreate'];
 export type EmailScheduleListResponse = components['schemas']['EmailScheduleListResponse'];
@@ -9862,7 +10147,11 @@ export type FilterPresetListResponse = components['schemas']['FilterPresetListRe
 export type FilterPresetResponse = components['schemas']['FilterPresetResponse'];
 export type ForbiddenError = components['schemas']['ForbiddenError'];
 export type GetDealsCrmDealFieldsBadRequestError = components['schemas']['GetDealsCrmDealFieldsBadRequestError'];
+export type GetDealsCrmDealFieldsServiceUnavailableError = components['schemas']['GetDealsCrmDealFieldsServiceUnavailableError'];
+export type GetEnrichmentDownloadServiceUnavailableError = components['schemas']['GetEnrichmentDownloadServiceUnavailableError'];
+export type GetExportFileDownloadUrlServiceUnavailableError = components['schemas']['GetExportFileDownloadUrlServiceUnavailableError'];
 export type GetIntegrationFieldMappingBadRequestError = components['schemas']['GetIntegrationFieldMappingBadRequestError'];
+export type GetIntegrationFieldMappingServiceUnavailableError = components['schemas']['GetIntegrationFieldMappingServiceUnavailableError'];
 export type GetJobBadRequestError = components['schemas']['GetJobBadRequestError'];
 export type GetJobNotFoundError = components['schemas']['GetJobNotFoundError'];
 export type GetJobServerError = components['schemas']['GetJobServerError'];
@@ -9963,8 +10252,11 @@ export type LeadSummary = components['schemas']['LeadSummary'];
 export type LeadSummarySource = components['schemas']['LeadSummarySource'];
 export type LeadUpdatedEvent = components['schemas']['LeadUpdatedEvent'];
 export type ListDealsCrmPipelinesBadRequestError = components['schemas']['ListDealsCrmPipelinesBadRequestError'];
+export type ListDealsCrmPipelinesServiceUnavailableError = components['schemas']['ListDealsCrmPipelinesServiceUnavailableError'];
+export type ListExportHistoryServiceUnavailableError = components['schemas']['ListExportHistoryServiceUnavailableError'];
 export type ListLeadExportHistoryIdsResult = components['schemas']['ListLeadExportHistoryIdsResult'];
 export type ListWebsiteSchemaTypesResult = components['schemas']['ListWebsiteSchemaTypesResult'];
+export type ListWebsiteSchemaTypesServiceUnavailableError = components['schemas']['ListWebsiteSchemaTypesServiceUnavailableError'];
 export type MaxLeadsPerEmail = components['schemas']['MaxLeadsPerEmail'];
 export type NotFoundError = components['schemas']['NotFoundError'];
 export type OverageBudget = components['schemas']['OverageBudget'];
@@ -9992,6 +10284,7 @@ export type ProviderError = components['schemas']['ProviderError'];
 export type ProviderUnavailableError = components['schemas']['ProviderUnavailableError'];
 export type PurchaseBadRequestError = components['schemas']['PurchaseBadRequestError'];
 export type PurchaseCreditsBadRequestError = components['schemas']['PurchaseCreditsBadRequestError'];
+export type PurchaseCreditsServiceUnavailableError = components['schemas']['PurchaseCreditsServiceUnavailableError'];
 export type PurchaseForbiddenError = components['schemas']['PurchaseForbiddenError'];
 export type PurchaseRequest = components['schemas']['PurchaseRequest'];
 export type PurchaseResult = components['schemas']['PurchaseResult'];
@@ -10008,6 +10301,7 @@ export type PushOwnLead = components['schemas']['PushOwnLead'];
 export type RateLimitError = components['schemas']['RateLimitError'];
 export type ReExportLeadExportHistoryBadRequestError = components['schemas']['ReExportLeadExportHistoryBadRequestError'];
 export type ReExportLeadExportHistoryServerError = components['schemas']['ReExportLeadExportHistoryServerError'];
+export type ReExportLeadExportHistoryServiceUnavailableError = components['schemas']['ReExportLeadExportHistoryServiceUnavailableError'];
 export type ReExportLeadExportHistoryTooManyRequestsError = components['schemas']['ReExportLeadExportHistoryTooManyRequestsError'];
 export type ReceivePaymentWebhookResult = components['schemas']['ReceivePaymentWebhookResult'];
 export type RecipientEmail = components['schemas']['RecipientEmail'];
@@ -10015,21 +10309,30 @@ export type RefinementScore = components['schemas']['RefinementScore'];
 export type RefinementStatus = components['schemas']['RefinementStatus'];
 export type RefreshAndExportLeadExportHistoryBadRequestError = components['schemas']['RefreshAndExportLeadExportHistoryBadRequestError'];
 export type RefreshAndExportLeadExportHistoryServerError = components['schemas']['RefreshAndExportLeadExportHistoryServerError'];
+export type RefreshAndExportLeadExportHistoryServiceUnavailableError = components['schemas']['RefreshAndExportLeadExportHistoryServiceUnavailableError'];
 export type RefreshAndExportLeadExportHistoryTooManyRequestsError = components['schemas']['RefreshAndExportLeadExportHistoryTooManyRequestsError'];
 export type RefreshLeadExportHistoryBadRequestError = components['schemas']['RefreshLeadExportHistoryBadRequestError'];
 export type RefreshLeadExportHistoryServerError = components['schemas']['RefreshLeadExportHistoryServerError'];
 export type RefreshLeadExportHistoryTooManyRequestsError = components['schemas']['RefreshLeadExportHistoryTooManyRequestsError'];
 export type ResetIntegrationFieldMappingBadRequestError = components['schemas']['ResetIntegrationFieldMappingBadRequestError'];
+export type ResetIntegrationFieldMappingServiceUnavailableError = components['schemas']['ResetIntegrationFieldMappingServiceUnavailableError'];
 export type RetryIntegrationDeliveryBadRequestError = components['schemas']['RetryIntegrationDeliveryBadRequestError'];
+export type RetryIntegrationDeliveryServiceUnavailableError = components['schemas']['RetryIntegrationDeliveryServiceUnavailableError'];
 export type SchedulePauseReason = components['schemas']['SchedulePauseReason'];
 export type ScheduleRecipient = components['schemas']['ScheduleRecipient'];
 export type ScheduleRunInProgressError = components['schemas']['ScheduleRunInProgressError'];
 export type ScheduleSendResult = components['schemas']['ScheduleSendResult'];
 export type ScheduleSendResultResponse = components['schemas']['ScheduleSendResultResponse'];
 export type SchemaTypesWarmingError = components['schemas']['SchemaTypesWarmingError'];
+export type SearchLeadsServiceUnavailableError = components['schemas']['SearchLeadsServiceUnavailableError'];
 export type SearchLeadsTooManyRequestsError = components['schemas']['SearchLeadsTooManyRequestsError'];
 export type SelectedLeadId = components['schemas']['SelectedLeadId'];
 export type ServiceUnavailableError = components['schemas']['ServiceUnavailableError'];
+export type SignInInput = components['schemas']['SignInInput'];
+export type SignInLinkInput = components['schemas']['SignInLinkInput'];
+export type SignInLinkInvalidError = components['schemas']['SignInLinkInvalidError'];
+export type SignInLinkSent = components['schemas']['SignInLinkSent'];
+export type SignInLinkSentResponse = components['schemas']['SignInLinkSentResponse'];
 export type SmbField = components['schemas']['SmbField'];
 export type SortOrder = components['schemas']['SortOrder'];
 export type SplitMode = components['schemas']['SplitMode'];
@@ -10039,12 +10342,15 @@ export type SubscriptionCancellationResponse = components['schemas']['Subscripti
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
 export type SuggestCategoriesRequest = components['schemas']['SuggestCategoriesRequest'];
 export type SuggestCategoriesServerError = components['schemas']['SuggestCategoriesServerError'];
+export type SuggestCategoriesServiceUnavailableError = components['schemas']['SuggestCategoriesServiceUnavailableError'];
 export type SuggestCategoriesTooManyRequestsError = components['schemas']['SuggestCategoriesTooManyRequestsError'];
 export type SwitchDatabaseRequest = components['schemas']['SwitchDatabaseRequest'];
 export type SwitchDatabaseResult = components['schemas']['SwitchDatabaseResult'];
 export type SwitchDatabaseResultResponse = components['schemas']['SwitchDatabaseResultResponse'];
 export type TestIntegrationBadRequestError = components['schemas']['TestIntegrationBadRequestError'];
 export type TestIntegrationFieldMappingBadRequestError = components['schemas']['TestIntegrationFieldMappingBadRequestError'];
+export type TestIntegrationFieldMappingServiceUnavailableError = components['schemas']['TestIntegrationFieldMappingServiceUnavailableError'];
+export type TestIntegrationServiceUnavailableError = components['schemas']['TestIntegrationServiceUnavailableError'];
 export type TrialIneligibleReason = components['schemas']['TrialIneligibleReason'];
 export type TriggerEmailScheduleBadRequestError = components['schemas']['TriggerEmailScheduleBadRequestError'];
 export type TriggerEmailScheduleConflictError = components['schemas']['TriggerEmailScheduleConflictError'];
@@ -10053,11 +10359,14 @@ export type TriggerEmailScheduleTooManyRequestsError = components['schemas']['Tr
 export type UnauthorizedError = components['schemas']['UnauthorizedError'];
 export type Unhealthy = components['schemas']['Unhealthy'];
 export type UpdateAutoTopUpBadRequestError = components['schemas']['UpdateAutoTopUpBadRequestError'];
+export type UpdateAutoTopUpServiceUnavailableError = components['schemas']['UpdateAutoTopUpServiceUnavailableError'];
 export type UpdateEmailScheduleBadRequestError = components['schemas']['UpdateEmailScheduleBadRequestError'];
 export type UpdateExportFormatBadRequestError = components['schemas']['UpdateExportFormatBadRequestError'];
 export type UpdateIntegrationBadRequestError = components['schemas']['UpdateIntegrationBadRequestError'];
 export type UpdateIntegrationConflictError = components['schemas']['UpdateIntegrationConflictError'];
 export type UpdateIntegrationFieldMappingBadRequestError = components['schemas']['UpdateIntegrationFieldMappingBadRequestError'];
+export type UpdateIntegrationFieldMappingServiceUnavailableError = components['schemas']['UpdateIntegrationFieldMappingServiceUnavailableError'];
+export type UpdateIntegrationServiceUnavailableError = components['schemas']['UpdateIntegrationServiceUnavailableError'];
 export type UpdateOverageBudgetBadRequestError = components['schemas']['UpdateOverageBudgetBadRequestError'];
 export type UpdateProfileBadRequestError = components['schemas']['UpdateProfileBadRequestError'];
 export type ValidationError = components['schemas']['ValidationError'];
@@ -10211,6 +10520,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     enableAutoRefine: {
@@ -10346,6 +10676,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -10487,6 +10838,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     generateKeywords: {
@@ -10618,6 +10990,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -10754,6 +11147,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -11012,7 +11426,998 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["SuggestCategoriesServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyListResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyInput"];
+            };
+        };
+        responses: {
+            /** @description 201 with `{data: T}` and the rate-limit headers. */
+            201: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedApiKeyResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 409: the account already has the maximum of 25 active (not revoked) API keys. */
+            409: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyLimitError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key's id.
+                 * @example 71
+                 */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 404: no such resource for this account. */
+            404: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotFoundError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description 200 with `{data: T}` and the rate-limit headers. */
+            200: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit": number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining": number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset": string;
+                    /**
+                     * @description The same limit as an IETF `RateLimit-Policy` field (draft-ietf-httpapi-ratelimit-headers):
+                     *     `"<policy>";q=<requests>;w=<window in seconds>`, for example `"general";q=600;w=60`.
+                     */
+                    "RateLimit-Policy": string;
+                    /**
+                     * @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<left>;t=<seconds>` with
+                     *     the requests left and the seconds until the window resets, for example `"general";r=599;t=60`.
+                     */
+                    RateLimit: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSessionResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request has succeeded. */
+            200: {
+                headers: {
+                    /** @description Clears the session cookie. */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeletedMessageResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the API key is missing, unknown or revoked (the message says when it was revoked). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UnauthorizedError"];
+                };
+            };
+            /** @description 403: the account has no active or trialing paid subscription, or the action is not allowed. */
+            403: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForbiddenError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
+        };
+    };
+    signIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInInput"];
+            };
+        };
+        responses: {
+            /** @description The request has succeeded and a new resource has been created as a result. */
+            201: {
+                headers: {
+                    /** @description The session cookie. */
+                    "Set-Cookie": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DashboardSessionResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 401: the sign-in link is unknown, already used or expired (it lasts 15 minutes). */
+            401: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInLinkInvalidError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
+                };
+            };
+        };
+    };
+    requestSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInLinkInput"];
+            };
+        };
+        responses: {
+            /** @description The request has been accepted for processing, but processing has not yet completed. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInLinkSentResponse"];
+                };
+            };
+            /** @description 400: the request failed schema or rule validation; `details` lists each problem. */
+            400: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"];
+                };
+            };
+            /** @description 429: a rate limit was exceeded; nothing was run, charged or sent. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RateLimitError"];
+                };
+            };
+            /** @description 500: something unexpected went wrong; no internal detail is disclosed. */
+            500: {
+                headers: {
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InternalError"];
                 };
             };
         };
@@ -11146,6 +12551,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -11285,9 +12711,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: payment processing is not available right now. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -11301,7 +12729,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentUnavailableError"];
+                    "application/json": components["schemas"]["UpdateAutoTopUpServiceUnavailableError"];
                 };
             };
         };
@@ -11555,6 +12983,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     createEmailSchedule: {
@@ -11690,6 +13139,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -11848,6 +13318,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -12010,6 +13501,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -12271,6 +13783,27 @@ export interface operations {
                     "application/json": components["schemas"]["TriggerEmailScheduleServerError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     listEnrichments: {
@@ -12410,6 +13943,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -12568,6 +14122,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     getEnrichment: {
@@ -12724,6 +14299,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -12940,7 +14536,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["GetEnrichmentDownloadServiceUnavailableError"];
                 };
             };
         };
@@ -13074,6 +14670,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -13211,6 +14828,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -13371,6 +15009,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     listExportFormats: {
@@ -13502,6 +15161,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -13639,6 +15319,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -13799,6 +15500,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     deleteExportFormat: {
@@ -13955,6 +15677,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -14119,6 +15862,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     setDefaultExportFormat: {
@@ -14275,6 +16039,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -14436,7 +16221,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["ListExportHistoryServiceUnavailableError"];
                 };
             };
         };
@@ -14638,7 +16423,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["DownloadExportFileServiceUnavailableError"];
                 };
             };
         };
@@ -14836,7 +16621,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["GetExportFileDownloadUrlServiceUnavailableError"];
                 };
             };
         };
@@ -15099,6 +16884,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     createFilterPreset: {
@@ -15234,6 +17040,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -15392,6 +17219,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -15573,6 +17421,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -15779,6 +17648,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     createWebhookIntegration: {
@@ -15953,7 +17843,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["CreateWebhookIntegrationServiceUnavailableError"];
                 };
             };
         };
@@ -16114,6 +18004,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     deleteIntegration: {
@@ -16270,6 +18181,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -16471,7 +18403,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["UpdateIntegrationServiceUnavailableError"];
                 };
             };
         };
@@ -16654,9 +18586,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProviderError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -16670,7 +18604,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["GetDealsCrmDealFieldsServiceUnavailableError"];
                 };
             };
         };
@@ -16850,9 +18784,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProviderError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -16866,7 +18802,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["ListDealsCrmPipelinesServiceUnavailableError"];
                 };
             };
         };
@@ -17025,6 +18961,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -17190,9 +19147,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -17206,7 +19165,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["RetryIntegrationDeliveryServiceUnavailableError"];
                 };
             };
         };
@@ -17389,9 +19348,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProviderError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -17405,7 +19366,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["GetIntegrationFieldMappingServiceUnavailableError"];
                 };
             };
         };
@@ -17566,9 +19527,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -17582,7 +19545,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["ResetIntegrationFieldMappingServiceUnavailableError"];
                 };
             };
         };
@@ -17766,9 +19729,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProviderError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -17782,7 +19747,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["UpdateIntegrationFieldMappingServiceUnavailableError"];
                 };
             };
         };
@@ -17962,9 +19927,11 @@ export interface operations {
                     "application/json": components["schemas"]["ProviderError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -17978,7 +19945,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["TestIntegrationFieldMappingServiceUnavailableError"];
                 };
             };
         };
@@ -18162,9 +20129,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -18175,8 +20144,6 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
                     RateLimit?: string;
-                    /** @description Seconds to wait before trying again. */
-                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -18345,9 +20312,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -18361,7 +20330,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["TestIntegrationServiceUnavailableError"];
                 };
             };
         };
@@ -18546,9 +20515,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the provider is not configured for this deployment; not temporary, do not retry. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -18562,7 +20533,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ProviderUnavailableError"];
+                    "application/json": components["schemas"]["ConnectIntegrationServiceUnavailableError"];
                 };
             };
         };
@@ -19038,6 +21009,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     createKeywordList: {
@@ -19173,6 +21165,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -19337,6 +21350,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     deleteKeywordList: {
@@ -19495,6 +21529,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     listLeadExportHistory: {
@@ -19644,6 +21699,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     listLeadExportHistoryIds: {
@@ -19784,6 +21860,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -20066,7 +22163,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["ReExportLeadExportHistoryServiceUnavailableError"];
                 };
             };
         };
@@ -20305,6 +22402,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RefreshLeadExportHistoryServerError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -20587,7 +22705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["RefreshAndExportLeadExportHistoryServiceUnavailableError"];
                 };
             };
         };
@@ -21600,7 +23718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                    "application/json": components["schemas"]["SearchLeadsServiceUnavailableError"];
                 };
             };
         };
@@ -21870,6 +23988,27 @@ export interface operations {
                     "application/json": components["schemas"]["ExportLeadsServerError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     listWebsiteSchemaTypes: {
@@ -22003,7 +24142,7 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: the list of schema types is being built after a start (Retry-After 60). */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
                     /** @description Seconds to wait before trying again. */
@@ -22021,7 +24160,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SchemaTypesWarmingError"];
+                    "application/json": components["schemas"]["ListWebsiteSchemaTypesServiceUnavailableError"];
                 };
             };
         };
@@ -22979,6 +25118,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     getProfile: {
@@ -23110,6 +25270,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -23249,6 +25430,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     getOverageBudget: {
@@ -23380,6 +25582,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -23517,6 +25740,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -23958,9 +26202,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: payment processing is not available right now. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -23974,7 +26220,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentUnavailableError"];
+                    "application/json": components["schemas"]["PurchaseCreditsServiceUnavailableError"];
                 };
             };
         };
@@ -24108,6 +26354,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -24266,6 +26533,27 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
+                };
+            };
         };
     };
     cancelSubscription: {
@@ -24399,9 +26687,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: payment processing is not available right now. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -24415,7 +26705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentUnavailableError"];
+                    "application/json": components["schemas"]["CancelSubscriptionServiceUnavailableError"];
                 };
             };
         };
@@ -24602,9 +26892,11 @@ export interface operations {
                     "application/json": components["schemas"]["InternalError"];
                 };
             };
-            /** @description 503: payment processing is not available right now. */
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
             503: {
                 headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     /** @description Maximum number of requests in the window of the most specific limit that applies. */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in the current window. */
@@ -24618,7 +26910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentUnavailableError"];
+                    "application/json": components["schemas"]["ChangePlanServiceUnavailableError"];
                 };
             };
         };
@@ -24924,6 +27216,7 @@ export const webhooksCreditLow_balancePostParametersHeaderUserAgentValues: Reado
 export const webhooksExportLeadsPostParametersHeaderContentTypeValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.leads"]["post"]["parameters"]["header"]["Content-Type"]> = ["application/json"];
 export const webhooksExportLeadsPostParametersHeaderUserAgentValues: ReadonlyArray<FlattenedDeepRequired<webhooks>["export.leads"]["post"]["parameters"]["header"]["User-Agent"]> = ["Service-Webhooks/1.0"];
 export const alreadySubscribedErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AlreadySubscribedError"]["error"]> = ["already_subscribed"];
+export const apiKeyLimitErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ApiKeyLimitError"]["error"]> = ["api_key_limit"];
 export const autoTopUpDisabledReasonValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AutoTopUpDisabledReason"]> = ["payment_declined"];
 export const autoTopUpUnitValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["AutoTopUpUnit"]> = ["credits", "dollars"];
 export const badRequestErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["BadRequestError"]["error"]> = ["bad_request"];
@@ -25013,6 +27306,7 @@ export const schedulePauseReasonValues: ReadonlyArray<FlattenedDeepRequired<comp
 export const scheduleRunInProgressErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ScheduleRunInProgressError"]["error"]> = ["schedule_run_in_progress"];
 export const schemaTypesWarmingErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SchemaTypesWarmingError"]["error"]> = ["schema_types_warming"];
 export const serviceUnavailableErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["ServiceUnavailableError"]["error"]> = ["service_unavailable"];
+export const signInLinkInvalidErrorErrorValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SignInLinkInvalidError"]["error"]> = ["sign_in_link_invalid"];
 export const sortOrderValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SortOrder"]> = ["asc", "desc"];
 export const splitModeValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SplitMode"]> = ["max_rows", "equal_parts", "parts_max_rows"];
 export const subscriptionStatusValues: ReadonlyArray<FlattenedDeepRequired<components>["schemas"]["SubscriptionStatus"]> = ["active", "trialing", "past_due", "canceled", "none"];

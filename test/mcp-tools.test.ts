@@ -183,5 +183,5 @@ describe("every tool", () => {
 
     expect([...called].sort()).toEqual(TOOLS.map((tool) => tool.name).sort());
     await client.close();
-  });
+  }, 120_000);
 });

@@ -3,6 +3,8 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pinoHttp } from "pino-http";
 import { authenticateKey } from "../auth/middleware.js";
+import { KeyUsageRecorder } from "../auth/key-usage.js";
+import { dashboardRoutes } from "../dashboard/routes.js";
 import type { OperationHandlers } from "../http/contract.js";
 import { contractViolations, type ContractViolation } from "../http/contract-violations.js";
 import { dispatchOperations, refuseNotBuilt } from "../http/dispatch.js";
@@ -83,8 +85,15 @@ export function createApp(ctx: AppContext, options: AppOptions = {}): Express {
       document: spec.document as OpenApiDocument,
     }),
   );
+  // The dashboard's pages and script (not contract operations; docs/dashboard.md).
+  app.use(dashboardRoutes());
   app.use(matchOperation(spec.routes));
-  app.use(authenticateKey(ctx.db, ctx.keyCache));
+  app.use(
+    authenticateKey(ctx.db, ctx.keyCache, {
+      sessions: { db: ctx.db, publicBaseUrl: ctx.config.publicBaseUrl, signingSecret: ctx.signingSecret },
+      usage: new KeyUsageRecorder(ctx.db, ctx.logger),
+    }),
+  );
   app.use(rateLimit(ctx.rateLimits));
   app.use(refuseNotBuilt(handlers));
   // The payment processor's webhook is verified over its raw bytes.

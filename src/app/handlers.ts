@@ -1,4 +1,6 @@
 import { profileHandlers } from "../accounts/handlers.js";
+import { apiKeyHandlers } from "../auth/key-handlers.js";
+import { dashboardSessionHandlers } from "../auth/sessions/handlers.js";
 import { billingHandlers } from "../billing/handlers.js";
 import { autoTopUpHandlers } from "../billing/auto-top-up/handlers.js";
 import { aiHandlers } from "../ai/handlers.js";
@@ -54,5 +56,7 @@ export function operationHandlers(ctx: AppContext): OperationHandlers {
     ...exportFormatHandlers(ctx),
     ...enrichmentHandlers({ ...ctx, signer }),
     ...exportHistoryHandlers({ ...ctx, signer }),
+    ...apiKeyHandlers(ctx),
+    ...dashboardSessionHandlers({ ...ctx, publicBaseUrl: ctx.config.publicBaseUrl }),
   };
 }

@@ -1,5 +1,5 @@
 import type { DbOrTrx } from "../db/database.js";
-import type { Caller } from "../http/contract.js";
+import type { KeyCaller } from "../http/contract.js";
 import { errors } from "../http/errors.js";
 import { generateApiKey, hashApiKey, looksLikeApiKey, visiblePrefix } from "./api-keys.js";
 import type { KeyCache } from "./key-cache.js";
@@ -16,7 +16,7 @@ export async function authenticate(
   db: DbOrTrx,
   token: string | undefined,
   cache?: KeyCache,
-): Promise<Caller> {
+): Promise<KeyCaller> {
   if (!token || !looksLikeApiKey(token)) throw errors.unauthorized();
   const keyHash = hashApiKey(token);
   const key = cache

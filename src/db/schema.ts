@@ -10,6 +10,7 @@ import type { AiTables } from "./schema/ai.js";
 import type { BillingTables } from "./schema/billing.js";
 import type { AutoTopUpTables } from "./schema/auto-top-up.js";
 import type { EnrichmentTables } from "./schema/enrichments.js";
+import type { DashboardTables } from "./schema/dashboard.js";
 
 export type { AccountRow, ApiKeyRow } from "./schema/accounts.js";
 
@@ -30,4 +31,5 @@ export interface Database
     BillingTables,
     AutoTopUpTables,
     EnrichmentTables,
-    EmailScheduleTables {}
+    EmailScheduleTables,
+    DashboardTables {}

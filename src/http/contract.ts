@@ -126,13 +126,28 @@ export type Answer<O extends OperationId> =
   JsonAnswer<O> | FileAnswer<O> | (O extends LongRunningOperationId | "getJob" ? ReplayedAnswer : never);
 
 /** The authenticated caller of a keyed operation (see src/auth/middleware.ts). */
-export interface Caller {
+export type Caller = KeyCaller | DashboardCaller;
+
+/** A caller with an API key. */
+export interface KeyCaller {
   accountId: number;
   keyId: number;
   keyPrefix: string;
   keyName: string;
   /** How the request came: the REST API, or a tool call of the MCP server (src/mcp/). */
   channel: "api" | "mcp";
+  sessionId?: undefined;
+}
+
+/** A caller signed in to the dashboard (session cookie, src/auth/sessions/): no API key. */
+export interface DashboardCaller {
+  accountId: number;
+  keyId: null;
+  keyPrefix: null;
+  keyName: null;
+  channel: "dashboard";
+  /** The session's id (its rate-limit counters are per session, as a key's are per key). */
+  sessionId: string;
 }
 
 /** The request of one operation, decoded and typed by the contract. */

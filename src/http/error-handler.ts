@@ -1,9 +1,10 @@
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import type { ContractViolation } from "./contract-violations.js";
-import { ApiError, describeDetails, invalidInput, type ErrorDetail } from "./errors.js";
+import { ApiError, describeDetails, errors, invalidInput, type ErrorDetail } from "./errors.js";
 import { gateError, matchedOf } from "./request-state.js";
 import type { SpecOperation } from "./spec.js";
+import { isDependencyUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from "./unavailable.js";
 
 interface ValidatorErrorItem {
   path?: string;
@@ -64,8 +65,9 @@ function declared(operation: SpecOperation, error: ApiError): boolean {
 
 /**
  * The one place where errors become HTTP answers. Input the contract validator refused gets the
- * 400 code the operation declares; unknown errors become 500 `internal_error` without their
- * message. An answer whose code the operation does not declare for its status is still sent, and
+ * 400 code the operation declares; an error saying the database cannot be reached becomes 503
+ * `service_unavailable` with `Retry-After` (`unavailable.ts`); other unknown errors become 500
+ * `internal_error` without their message. An answer whose code the operation does not declare for its status is still sent, and
  * logged as a contract violation (and passed to `reportViolation`, which tests use to fail).
  */
 export function errorHandler(
@@ -109,6 +111,13 @@ function answerError(
     } else if (isValidatorError(err)) {
       apiError = fromValidator(err, operation);
       if (apiError.status === 500) logger.error({ err, reqId: req.id }, "validator failure");
+    } else if (isDependencyUnavailable(err)) {
+      // The database (or another dependency) cannot be reached: the client tries again later.
+      logger.warn({ err, reqId: req.id }, "dependency unavailable");
+      apiError = errors.serviceUnavailable(
+        "The service cannot reach its database right now; try again after Retry-After.",
+        UNAVAILABLE_RETRY_AFTER_SECONDS,
+      );
     } else {
       logger.error({ err, reqId: req.id }, "unhandled error");
       apiError = new ApiError(500, "internal_error", "An unexpected error occurred.");

@@ -105,7 +105,9 @@ export function describeKeyChange(input: {
   const providerName = providerById(integration.provider)?.name ?? integration.provider;
   const lines = [
     `Integration #${integration.id} "${oneLine(integration.displayName)}" (${providerName}) was ${input.action} ` +
-      `with the API key ${caller.keyPrefix}... ("${oneLine(caller.keyName)}").`,
+      (caller.keyPrefix === null || caller.keyName === null
+        ? "in the dashboard."
+        : `with the API key ${caller.keyPrefix}... ("${oneLine(caller.keyName)}").`),
   ];
   const hosts = unique(additions.destinations.map(hostOf));
   if (hosts.length > 0) lines.push(`- New destination: ${hosts.join(", ")}`);

@@ -157,7 +157,7 @@ export async function updateIntegration(
     for (const url of unchecked) checked.add(url);
 
     const written = await deps.db.transaction().execute(async (trx) => {
-      if (!(await keyStillActive(trx, caller.keyId))) {
+      if (caller.keyId !== null && !(await keyStillActive(trx, caller.keyId))) {
         throw errors.unauthorized("This API key has been revoked.");
       }
       if (plan.repointTo !== undefined) {

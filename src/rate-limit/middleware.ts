@@ -21,7 +21,9 @@ export function rateLimit(rateLimits: RateLimits): RequestHandler {
       rule,
       subject:
         rule.per === "key"
-          ? `k${caller?.keyId}`
+          ? caller?.channel === "dashboard"
+            ? `s${caller.sessionId}`
+            : `k${caller?.keyId}`
           : rule.per === "account"
             ? `a${caller?.accountId}`
             : `ip${req.ip}`,

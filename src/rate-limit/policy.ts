@@ -69,6 +69,20 @@ export const LIMITS = {
     per: "key",
     label: "60 auto-refine requests per minute per API key",
   },
+  signInLink: {
+    name: "sign_in_link",
+    points: 20,
+    durationSeconds: 3600,
+    per: "ip",
+    label: "20 sign-in links per hour per IP",
+  },
+  signIn: {
+    name: "sign_in",
+    points: 30,
+    durationSeconds: 3600,
+    per: "ip",
+    label: "30 sign-ins per hour per IP",
+  },
   mcp: {
     name: "mcp",
     points: 60,
@@ -124,6 +138,8 @@ const INTEGRATION_OPERATIONS: ReadonlySet<OperationId> = new Set<OperationId>([
 const PER_IP: Partial<Record<OperationId, LimitRule>> = {
   purchase: LIMITS.purchase,
   claimKey: LIMITS.claimKey,
+  requestSignInLink: LIMITS.signInLink,
+  signIn: LIMITS.signIn,
 };
 
 /**

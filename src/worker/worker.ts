@@ -44,6 +44,7 @@ import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
 import { integrationsOwnerSummary } from "../integrations/tasks/integrations__owner_summary.js";
 import type { Outbound } from "../outbound/index.js";
 import { ENRICHMENTS_CRONTAB, enrichmentTaskList } from "../enrichments/worker/task.js";
+import { replaceExitedWorkers, waitingForDatabase } from "./database-outages.js";
 
 const CRONTAB =
   "*/10 * * * * rate_limits__cleanup\n" +
@@ -103,9 +104,13 @@ export async function startWorker(
   deps: WorkerDeps,
   concurrency = 4,
 ): Promise<Worker> {
-  const jobs = await startJobsRunner(pool, logger, deps, concurrency);
+  // The queue waits out a database outage instead of stopping (docs/reliability.md).
+  const queuePool = waitingForDatabase(pool, logger);
+  const preset = { plugins: [replaceExitedWorkers(logger)] };
+  const jobs = await startJobsRunner(queuePool, logger, deps, concurrency, preset);
   const deliveries = await run({
-    pgPool: pool,
+    preset,
+    pgPool: queuePool,
     concurrency: DELIVERY_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 2_000,
@@ -129,7 +134,8 @@ export async function startWorker(
   });
   logger.info({ concurrency: DELIVERY_CONCURRENCY }, "delivery worker started");
   const enrichments = await run({
-    pgPool: pool,
+    preset,
+    pgPool: queuePool,
     concurrency: ENRICHMENT_CONCURRENCY,
     noHandleSignals: true,
     pollInterval: 2_000,
@@ -149,8 +155,10 @@ async function startJobsRunner(
   logger: Logger,
   deps: WorkerDeps,
   concurrency: number,
+  preset: GraphileConfig.Preset,
 ): Promise<Runner> {
   const runner = await run({
+    preset,
     pgPool: pool,
     concurrency,
     noHandleSignals: true,

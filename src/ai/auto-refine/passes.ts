@@ -22,6 +22,12 @@ export const NEGATIVE_DISCOVERY_SAMPLE = 80;
 const AGREEING_SAMPLE = 300;
 /** A candidate keyword needs at least this many sampled matches to be judged. */
 const MIN_SUPPORT = 3;
+/**
+ * A variation of a failing keyword is a word at least this share of the sampled source-category
+ * leads hold: a trade's word (`plumbing`), not one business's name or web address run together
+ * (`summitplumbingdrain`), which would find a handful of leads.
+ */
+const MIN_VARIATION_SHARE = 0.02;
 /** Candidates judged per discovery, at most. */
 const CANDIDATES = 30;
 /** Keywords a list keeps at most. */
@@ -91,7 +97,10 @@ export async function refineRound(
     const kept: string[] = [];
     let dropped = 0;
     let varied = 0;
-    const words = frequentWords(agreeing).map((w) => w.word);
+    const common = Math.max(MIN_SUPPORT, Math.ceil(agreeing.length * MIN_VARIATION_SHARE));
+    const words = frequentWords(agreeing)
+      .filter((w) => w.leads >= common)
+      .map((w) => w.word);
     for (const keyword of input.positives) {
       const { share } = await precision(keyword, input.negatives);
       if (share >= POSITIVE_THRESHOLD) {

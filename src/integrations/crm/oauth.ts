@@ -69,6 +69,9 @@ export async function startConnect(
   environment: CrmEnvironment | undefined,
 ): Promise<{ provider: CrmProviderId; authorizationUrl: string; expiresAt: Date }> {
   if (!isCrmProvider(provider)) throw errors.notFound(`Unknown CRM provider: ${provider}.`);
+  // The connect link is bound to an API key (its callback checks the key is still active); from
+  // the dashboard's session it is not available yet (docs/dashboard.md, "What is left").
+  if (caller.keyId === null) throw errors.forbidden("Connecting a CRM needs an API key for now.");
   const usable = usableCrm(runtime.config, provider);
   if (!usable) throw crmUnavailable(provider);
   if (environment === "sandbox" && provider !== "crm_leads") {

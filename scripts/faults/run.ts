@@ -1,0 +1,39 @@
+import { line, type ScenarioResult } from "./harness.js";
+import { apiKilled } from "./api-killed.js";
+import { postgresOutage } from "./postgres-outage.js";
+import { storageFull } from "./storage-full.js";
+
+// `npm run faults [-- <scenario> ...]`: runs the fault scenarios (all by default), one line of
+// figures each; exits 1 when any lost something, charged wrongly or broke its promise
+// (docs/reliability.md).
+
+const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
+  "postgres-outage": postgresOutage,
+  "api-killed": apiKilled,
+  "storage-full": storageFull,
+};
+
+async function main(): Promise<void> {
+  const asked = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+  const unknown = asked.filter((name) => !(name in SCENARIOS));
+  if (unknown.length) {
+    console.error(`unknown scenario(s): ${unknown.join(", ")}; known: ${Object.keys(SCENARIOS).join(", ")}`);
+    process.exit(2);
+  }
+  let failed = false;
+  for (const name of asked.length ? asked : Object.keys(SCENARIOS)) {
+    const started = Date.now();
+    let result: ScenarioResult;
+    try {
+      result = await SCENARIOS[name]!();
+    } catch (err) {
+      result = { name, figures: {}, failures: [`crashed: ${(err as Error).stack ?? String(err)}`] };
+    }
+    result.figures.seconds = Math.round((Date.now() - started) / 1000);
+    console.log(line(result));
+    if (result.failures.length) failed = true;
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+void main();
