@@ -31,7 +31,7 @@ const S3rver = createRequire(import.meta.url)("s3rver") as S3rverClass;
  * itself checks only the key id and a presigned URL's expiry): test/helpers/sigv4-check.ts.
  */
 async function checkSignature(ctx: KoaContext, next: () => Promise<void>): Promise<void> {
-  const problem = signatureProblem(ctx.req, {
+  const problem = await signatureProblem(ctx.req, {
     [S3RVER_CREDENTIALS.accessKeyId]: S3RVER_CREDENTIALS.secretAccessKey,
   });
   if (!problem) return next();
