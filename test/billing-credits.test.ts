@@ -109,6 +109,40 @@ describe("POST /purchase-credits", () => {
     expect(chargesOf(bought)).toHaveLength(3);
   });
 
+  it("a retry with the same Idempotency-Key after the charge went through but our commit did not charges once", async () => {
+    // What a crash between the processor's charge and the transaction's commit leaves: the card
+    // charged, our payment row and credits rolled back. A trigger fails the commit's last step once.
+    const bought = await buy(b, { plan: "growth", trial: false });
+    const { sql } = await import("kysely");
+    await sql`
+      create or replace function fail_credit_purchase_once() returns trigger language plpgsql as $$
+      begin
+        if new.status = 'succeeded' and new.account_id = ${sql.lit(bought.accountId)} then
+          raise exception 'the process died before the commit';
+        end if;
+        return new;
+      end $$`.execute(b.t.ctx.db);
+    await sql`create trigger fail_credit_purchase_once before update on billing_payments
+      for each row execute function fail_credit_purchase_once()`.execute(b.t.ctx.db);
+    try {
+      const lost = await purchaseCredits(bought.auth, 300, "crash-key-0004");
+      expect(lost.status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await sql`drop trigger fail_credit_purchase_once on billing_payments`.execute(b.t.ctx.db);
+      await sql`drop function fail_credit_purchase_once()`.execute(b.t.ctx.db);
+    }
+    expect(chargesOf(bought)).toHaveLength(1);
+    expect(await me(bought.auth)).toMatchObject({ permanentCredits: 0 });
+
+    const retried = await purchaseCredits(bought.auth, 300, "crash-key-0004");
+    expect(retried.status).toBe(200);
+    expect(retried.body.data).toMatchObject({ creditsPurchased: 300, permanentCredits: 300 });
+    // The processor answered the same payment: one charge, one grant.
+    expect(chargesOf(bought)).toHaveLength(1);
+    expect((await deliver(b, b.stripe.paymentSucceeded(chargesOf(bought)[0]!.id))).status).toBe(200);
+    expect(await me(bought.auth)).toMatchObject({ permanentCredits: 300 });
+  });
+
   it("400: fewer than 100, more than 5x the monthly credits, not a whole number, a bad key", async () => {
     const bought = await buy(b, { plan: "starter", trial: false });
     for (const count of [99, 2501, 100.5, "100", null]) {

@@ -1,4 +1,9 @@
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import supertest from "supertest";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../src/app/create-app.js";
+import { REDACTED_PATHS } from "../src/lib/logger.js";
 import { clearedSessionCookie, sessionCookie } from "../src/auth/sessions/cookie.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
@@ -260,6 +265,15 @@ describe("calls with the session cookie", () => {
       })
       .expect(201);
     expect(created.body.data.integration.createdVia).toEqual({ channel: "dashboard", apiKey: null });
+    const id = created.body.data.integration.id as number;
+    const changed = await t
+      .request()
+      .patch(`/api/v1/integrations/${id}`)
+      .set(s.cookie)
+      .set(s.csrf)
+      .send({ displayName: "Renamed in the dashboard" })
+      .expect(200);
+    expect(changed.body.data.lastChangedVia).toEqual({ channel: "dashboard", apiKey: null });
     const viaKey = await t
       .request()
       .post("/api/v1/integrations/webhook")
@@ -331,5 +345,38 @@ describe("the session cookie's attributes", () => {
       "svc_session=; Path=/; HttpOnly; SameSite=Lax; Max-Age=0; Secure",
     );
     expect(sessionCookie("tok", "http://localhost:3000")).not.toContain("Secure");
+  });
+});
+
+describe("request logs of the dashboard's calls", () => {
+  it("never carry the link token, the session cookie or the CSRF token", async () => {
+    const lines: string[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    const logger = pino({ level: "info", redact: { paths: REDACTED_PATHS, censor: "[redacted]" } }, stream);
+    const app = createApp({ ...t.ctx, logger });
+    const { accountId } = await buildAccount(t.ctx.db);
+    const email = await emailOf(accountId);
+    await supertest(app).post("/api/v1/auth/sign-in-links").set(fresh()).send({ email }).expect(202);
+    const token = tokenOf(await waitForSignInLink(t.ctx.config.dataDir, email));
+    const res = await supertest(app).post("/api/v1/auth/sessions").set(fresh()).send({ token }).expect(201);
+    const session = String(res.headers["set-cookie"]).split(";")[0]!;
+    const csrf = res.body.data.csrfToken as string;
+    await supertest(app)
+      .delete("/api/v1/auth/session")
+      .set("Cookie", session)
+      .set("X-CSRF-Token", csrf)
+      .expect(200);
+
+    const text = lines.join("");
+    expect(text).toContain("/api/v1/auth/sessions");
+    // The headers are logged, with the secrets' values replaced.
+    expect(text).toContain('"set-cookie":"[redacted]"');
+    expect(text).toContain('"x-csrf-token":"[redacted]"');
+    for (const secret of [token, session.split("=")[1]!, csrf]) expect(text).not.toContain(secret);
   });
 });

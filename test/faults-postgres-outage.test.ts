@@ -1,5 +1,3 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +19,7 @@ import { Outbound } from "../src/outbound/index.js";
 import { RateLimits } from "../src/rate-limit/limiter.js";
 import { LocalDiskStorage } from "../src/storage/local-disk.js";
 import { replaceExitedWorkers, waitingForDatabase } from "../src/worker/database-outages.js";
+import { TcpProxy } from "../scripts/faults/tcp-proxy.js";
 import { testConfig } from "./helpers/app.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/db.js";
 import { buildAccount } from "./helpers/factories.js";
@@ -32,46 +31,6 @@ import { TEST_SIGNING_SECRET } from "./helpers/signing-secret.js";
 // and restores on the same port: while it is cut every request answers 503
 // `service_unavailable` with Retry-After, never 500 and never late; afterwards the same app and the
 // same worker carry on without a restart.
-
-/** A loopback TCP proxy to the test database that can be cut and restored on the same port. */
-class TcpProxy {
-  private server: Server | undefined;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async start(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.target.port, this.target.host);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on("close", () => this.sockets.delete(socket));
-        socket.on("error", () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-  }
-
-  /** Resets every open connection and refuses new ones (the port is closed). */
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.resetAndDestroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-
-  /** Listens again on the same port (nothing when it listens already). */
-  async restore(): Promise<void> {
-    if (!this.server) await this.start();
-  }
-}
 
 const silent = pino({ level: "silent" });
 let database: TestDatabase;
@@ -232,7 +191,9 @@ describe("the worker while PostgreSQL cannot be reached", () => {
     });
     closers.push(() => runner.stop());
     const addJob = (name: string) =>
-      sql`select graphile_worker.add_job('faults__probe', ${JSON.stringify({ name })}::json)`.execute(database.db);
+      sql`select graphile_worker.add_job('faults__probe', ${JSON.stringify({ name })}::json)`.execute(
+        database.db,
+      );
     const pending = async () =>
       Number(
         (
@@ -254,7 +215,11 @@ describe("the worker while PostgreSQL cannot be reached", () => {
 
     // The same runner still takes new jobs.
     await addJob("second");
-    await eventually(async () => finished.includes("second") && (await pending()) === 0, 15_000, "the second job");
+    await eventually(
+      async () => finished.includes("second") && (await pending()) === 0,
+      15_000,
+      "the second job",
+    );
     expect(finished).toEqual(["first", "second"]);
   });
 });

@@ -35,16 +35,38 @@ describe("system endpoints", () => {
 describe("unexpected failures", () => {
   it("answer 500 internal_error without internal details", async () => {
     const { auth } = await buildAccount(t.ctx.db);
-    // A database that cannot be reached: every query fails inside the request.
-    const pool = new pg.Pool({ connectionString: "postgres://nobody:wrong@127.0.0.1:1/none", max: 1 });
+    // A database driver that fails with an error of its own: every query fails inside the request.
+    const pool = {
+      connect: async () => {
+        throw new Error("driver failure at 10.1.2.3 for postgres user svc");
+      },
+      end: async () => undefined,
+    } as unknown as pg.Pool;
     const brokenDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     try {
       const app = createApp({ ...t.ctx, db: brokenDb });
       const res = await supertest(app).get("/api/v1/me").set(auth).expect(500);
       expect(res.body).toEqual({ error: "internal_error", message: "An unexpected error occurred." });
-      expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/);
+      expect(JSON.stringify(res.body)).not.toMatch(/driver|10\.1\.2\.3|postgres/);
     } finally {
       await brokenDb.destroy();
+    }
+  });
+
+  // A database that cannot be reached is a dependency down, not a bug: 503 with Retry-After
+  // (docs/reliability.md; test/faults-postgres-outage.test.ts cuts a live one).
+  it("answer 503 service_unavailable with Retry-After when the database cannot be reached", async () => {
+    const { auth } = await buildAccount(t.ctx.db);
+    const pool = new pg.Pool({ connectionString: "postgres://nobody:wrong@127.0.0.1:1/none", max: 1 });
+    const unreachableDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    try {
+      const app = createApp({ ...t.ctx, db: unreachableDb });
+      const res = await supertest(app).get("/api/v1/me").set(auth).expect(503);
+      expect(res.body).toMatchObject({ error: "service_unavailable" });
+      expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
+      expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|postgres/);
+    } finally {
+      await unreachableDb.destroy();
     }
   });
 });

@@ -77,13 +77,21 @@ export async function apiKilled(): Promise<ScenarioResult> {
     );
     const failures: string[] = [...money.wrong, ...purchases.failures];
     const purchaseAnswers = new Map<number, number>();
-    for (const run of bought) for (const [s, n] of run.answered) purchaseAnswers.set(s, (purchaseAnswers.get(s) ?? 0) + n);
-    if ([...purchaseAnswers.keys()].some((s) => s >= 500)) failures.push(`purchases answered ${statusSummary(purchaseAnswers)}`);
+    for (const run of bought)
+      for (const [s, n] of run.answered) purchaseAnswers.set(s, (purchaseAnswers.get(s) ?? 0) + n);
+    if ([...purchaseAnswers.keys()].some((s) => s >= 500))
+      failures.push(`purchases answered ${statusSummary(purchaseAnswers)}`);
     // Each buyer sent every Idempotency-Key until it got an answer: one payment per answered key.
-    const answeredPurchases = [...purchaseAnswers.entries()].filter(([s]) => s === 200 || s === 402).reduce((sum, [, n]) => sum + n, 0);
-    const paidAttempts = payments.stripe.paymentIntents.filter((p) => buyers.some((b) => b.customerId === p.customer)).length;
+    const answeredPurchases = [...purchaseAnswers.entries()]
+      .filter(([s]) => s === 200 || s === 402)
+      .reduce((sum, [, n]) => sum + n, 0);
+    const paidAttempts = payments.stripe.paymentIntents.filter((p) =>
+      buyers.some((b) => b.customerId === p.customer),
+    ).length;
     if (paidAttempts > answeredPurchases) {
-      failures.push(`${paidAttempts - answeredPurchases} purchase(s) charged again when retried with the same Idempotency-Key`);
+      failures.push(
+        `${paidAttempts - answeredPurchases} purchase(s) charged again when retried with the same Idempotency-Key`,
+      );
     }
     // The balance the API reports is the ledger's.
     for (const account of accounts) {
@@ -100,7 +108,8 @@ export async function apiKilled(): Promise<ScenarioResult> {
     if (fiveHundreds.length) failures.push(`5xx answers: ${statusSummary(new Map(fiveHundreds))}`);
     if (counts.hung) failures.push(`${counts.hung} requests hung`);
     if (settled.unfinished) failures.push(`${settled.unfinished} accepted export jobs never finished`);
-    if (settled.failed) failures.push(`${settled.failed} export jobs failed: ${settled.failures.slice(0, 3).join(", ")}`);
+    if (settled.failed)
+      failures.push(`${settled.failed} export jobs failed: ${settled.failures.slice(0, 3).join(", ")}`);
     return {
       name: "api-killed",
       figures: {

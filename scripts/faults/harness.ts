@@ -18,6 +18,8 @@ import { PRICE_TENTHS } from "../../src/credits/price.js";
 /** A PostgreSQL server of the scenario's own, stopped and started on the same port. */
 export interface FaultPostgres {
   url: string;
+  /** Its data directory (`postmaster.pid` names the server's process). */
+  databaseDir: string;
   stop(): Promise<void>;
   start(): Promise<void>;
 }
@@ -49,6 +51,7 @@ export async function startPostgres(dir: string): Promise<FaultPostgres> {
   await client.end();
   return {
     url: embeddedUrl(port, "faults"),
+    databaseDir,
     stop: () => server.stop(),
     async start() {
       server = make();
@@ -128,10 +131,14 @@ export async function startServiceProcess(
         ? async () => (await fetch(`${baseOf(settings)}/api/v1/health`)).status === 200
         : async () => output.includes("worker started") && output.includes("delivery worker started");
     try {
-      await waitFor(async () => {
-        if (exited()) throw new Error(`the ${role} process exited: ${output.slice(-2_000)}`);
-        return ready();
-      }, 60_000, `the ${role} process did not start`);
+      await waitFor(
+        async () => {
+          if (exited()) throw new Error(`the ${role} process exited: ${output.slice(-2_000)}`);
+          return ready();
+        },
+        60_000,
+        `the ${role} process did not start`,
+      );
     } catch (err) {
       if (exited() && err instanceof Error && err.message.startsWith("the")) throw err;
       if (exited()) throw new Error(`the ${role} process exited: ${output.slice(-2_000)}`, { cause: err });
@@ -205,8 +212,20 @@ export async function startService(options: {
     port: await freePort(),
     ...(options.env ? { env: options.env } : {}),
   };
-  const api = await startServiceProcess("api", settings);
-  const worker = await startServiceProcess("worker", settings);
+  let api: ServiceProcess | undefined;
+  let worker: ServiceProcess;
+  try {
+    api = await startServiceProcess("api", settings);
+    worker = await startServiceProcess("worker", settings);
+  } catch (err) {
+    // Nothing of a failed start is left behind: the process, the mount, the server, the files.
+    await api?.stop();
+    await db.destroy();
+    await postgres.stop().catch(() => undefined);
+    if (options.filesDiskBytes) execFileSync("umount", [filesDir]);
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     postgres,
     settings,

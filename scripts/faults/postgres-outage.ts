@@ -87,7 +87,8 @@ export async function postgresOutage(): Promise<ScenarioResult> {
     const fiveHundreds = [...counts.byStatus.entries()].filter(([s]) => s >= 500 && s !== 503);
     if (fiveHundreds.length) failures.push(`5xx other than 503: ${statusSummary(new Map(fiveHundreds))}`);
     if (counts.hung) failures.push(`${counts.hung} requests hung`);
-    if (counts.unavailableWithoutRetryAfter) failures.push(`${counts.unavailableWithoutRetryAfter} 503 without Retry-After`);
+    if (counts.unavailableWithoutRetryAfter)
+      failures.push(`${counts.unavailableWithoutRetryAfter} 503 without Retry-After`);
     if (counts.unavailableOtherCode) failures.push(`${counts.unavailableOtherCode} 503 with another code`);
     if (!outage.get(503)) failures.push("no 503 during the outage");
     if (recovered?.status !== 200) failures.push(`GET /me after the outage answered ${recovered?.status}`);

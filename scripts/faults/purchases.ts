@@ -46,12 +46,15 @@ async function deliverEvent(base: string, payments: Payments, event: unknown): P
   return res.status;
 }
 
-/** A subscription bought through the API (checkout completed at the local processor), and its key. */
-export async function buySubscription(
+/**
+ * A subscription bought through the API, its checkout completed at the local processor and its
+ * event acknowledged; the service then mails the API key (its session id and the address).
+ */
+export async function checkout(
   service: FaultService,
   payments: Payments,
   n: number,
-): Promise<{ accountId: number; apiKey: string; customerId: string }> {
+): Promise<{ email: string; sessionId: string }> {
   const email = `faults-buyer-${n}-${Date.now().toString(36)}@example.com`;
   const res = await fetch(`${service.base}/api/v1/purchase`, {
     method: "POST",
@@ -59,14 +62,32 @@ export async function buySubscription(
     body: JSON.stringify({ email, plan: "growth", trial: false }),
   });
   const body = (await res.json()) as { data?: { checkoutUrl: string } };
-  if (res.status !== 201 || !body.data) throw new Error(`purchase answered ${res.status}: ${JSON.stringify(body)}`);
+  if (res.status !== 201 || !body.data)
+    throw new Error(`purchase answered ${res.status}: ${JSON.stringify(body)}`);
   const sessionId = body.data.checkoutUrl.slice(body.data.checkoutUrl.lastIndexOf("/") + 1);
   const ack = await deliverEvent(service.base, payments, payments.stripe.completeCheckout(sessionId));
   if (ack !== 200) throw new Error(`the checkout event answered ${ack}`);
-  const mail = await payments.smtp.waitFor((m) => m.to.includes(email) && m.subject === "Your API key", 30_000);
+  return { email, sessionId };
+}
+
+/** A subscription bought through the API (checkout completed at the local processor), and its key. */
+export async function buySubscription(
+  service: FaultService,
+  payments: Payments,
+  n: number,
+): Promise<{ accountId: number; apiKey: string; customerId: string }> {
+  const { email, sessionId } = await checkout(service, payments, n);
+  const mail = await payments.smtp.waitFor(
+    (m) => m.to.includes(email) && m.subject === "Your API key",
+    30_000,
+  );
   const apiKey = /svck_[A-Za-z0-9_-]+/.exec(mail.text)?.[0];
   if (!apiKey) throw new Error("no key in the mail");
-  const account = await service.db.selectFrom("accounts").select("id").where("email", "=", email).executeTakeFirstOrThrow();
+  const account = await service.db
+    .selectFrom("accounts")
+    .select("id")
+    .where("email", "=", email)
+    .executeTakeFirstOrThrow();
   const session = payments.stripe.sessions.get(sessionId)!;
   const customerId = payments.stripe.subscriptions.get(session.subscription!)!.customer;
   return { accountId: account.id, apiKey, customerId };
@@ -88,9 +109,17 @@ export async function buyerLoop(
     const key = `faults-${tag}-${n}-${Date.now().toString(36)}`;
     for (let attempt = 0; attempt < 200; attempt += 1) {
       try {
-        const res = await api(service.base, buyer.apiKey, "POST", "/purchase-credits", { creditCount: 100 }, 15_000, {
-          "idempotency-key": key,
-        });
+        const res = await api(
+          service.base,
+          buyer.apiKey,
+          "POST",
+          "/purchase-credits",
+          { creditCount: 100 },
+          15_000,
+          {
+            "idempotency-key": key,
+          },
+        );
         // 429 charge_in_progress / 503: the same key again shortly, as a client would.
         if (res.status === 429 || res.status === 503) {
           await sleep(200);
@@ -127,10 +156,14 @@ export async function checkPurchases(
   let paid = 0;
   let granted = 0;
   for (const buyer of buyers) {
-    const intents = payments.stripe.paymentIntents.filter((p) => p.customer === buyer.customerId && p.status === "succeeded");
+    const intents = payments.stripe.paymentIntents.filter(
+      (p) => p.customer === buyer.customerId && p.status === "succeeded",
+    );
     const grants = await sql<{ reference: string | null; n: number }>`
       select reference, count(*)::int as n from credit_ledger
-      where account_id = ${buyer.accountId} and reason = 'credit_purchase' group by reference`.execute(service.db);
+      where account_id = ${buyer.accountId} and reason = 'credit_purchase' group by reference`.execute(
+      service.db,
+    );
     paid += intents.length;
     granted += grants.rows.reduce((sum, r) => sum + Number(r.n), 0);
     const byReference = new Map(grants.rows.map((r) => [r.reference, Number(r.n)]));
@@ -145,7 +178,9 @@ export async function checkPurchases(
     const data = me.body.data as { totalCreditsRemaining?: number } | undefined;
     const ledger = await moneyOf(service.db, buyer.accountId);
     if (data?.totalCreditsRemaining !== ledger.balanceTenths / 10) {
-      failures.push(`account ${buyer.accountId}: /me ${data?.totalCreditsRemaining} vs ledger ${ledger.balanceTenths / 10}`);
+      failures.push(
+        `account ${buyer.accountId}: /me ${data?.totalCreditsRemaining} vs ledger ${ledger.balanceTenths / 10}`,
+      );
     }
   }
   return { paid, granted, failures };

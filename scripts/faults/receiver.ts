@@ -104,7 +104,8 @@ export async function createWebhook(
     events,
   });
   const data = res.body.data as { integration: { id: number }; signingSecret: string } | undefined;
-  if (res.status !== 201 || !data) throw new Error(`creating a webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
+  if (res.status !== 201 || !data)
+    throw new Error(`creating a webhook answered ${res.status}: ${JSON.stringify(res.body)}`);
   receiver.setSecret(path, data.signingSecret);
   return data.integration.id;
 }

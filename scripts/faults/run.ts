@@ -1,15 +1,19 @@
 import { line, type ScenarioResult } from "./harness.js";
 import { apiKilled } from "./api-killed.js";
 import { postgresOutage } from "./postgres-outage.js";
+import { smtpDown } from "./smtp-down.js";
 import { storageFull } from "./storage-full.js";
+import { workerKilled } from "./worker-killed.js";
 
 // `npm run faults [-- <scenario> ...]`: runs the fault scenarios (all by default), one line of
 // figures each; exits 1 when any lost something, charged wrongly or broke its promise
 // (docs/reliability.md).
 
 const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
+  "worker-killed": workerKilled,
   "postgres-outage": postgresOutage,
   "api-killed": apiKilled,
+  "smtp-down": smtpDown,
   "storage-full": storageFull,
 };
 

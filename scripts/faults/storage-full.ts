@@ -24,7 +24,10 @@ function filesUnder(dir: string): { path: string; size: number }[] {
   return found;
 }
 
-async function exportOnce(base: string, key: string): Promise<{ status: number; error: string; message: string }> {
+async function exportOnce(
+  base: string,
+  key: string,
+): Promise<{ status: number; error: string; message: string }> {
   const submit = await api(
     base,
     key,
@@ -35,12 +38,21 @@ async function exportOnce(base: string, key: string): Promise<{ status: number; 
     { prefer: "respond-async" },
   );
   const id = submit.headers.get("x-svc-job-id");
-  if (!id) return { status: submit.status, error: String(submit.body.error ?? ""), message: String(submit.body.message ?? "") };
+  if (!id)
+    return {
+      status: submit.status,
+      error: String(submit.body.error ?? ""),
+      message: String(submit.body.message ?? ""),
+    };
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
     const poll = await api(base, key, "GET", `/jobs/${id}`, undefined, 30_000, { prefer: "wait=20" });
     if (poll.status !== 202) {
-      return { status: poll.status, error: String(poll.body.error ?? ""), message: String(poll.body.message ?? "") };
+      return {
+        status: poll.status,
+        error: String(poll.body.error ?? ""),
+        message: String(poll.body.message ?? ""),
+      };
     }
     await sleep(200);
   }
@@ -69,12 +81,16 @@ export async function storageFull(): Promise<ScenarioResult> {
 
     const failures: string[] = [];
     if (failed.status < 400) failures.push(`the export on a full disk answered ${failed.status}`);
-    if (failed.status === 500 && failed.error === "internal_error") failures.push("the failure is a bare 500 internal_error");
+    if (failed.status === 500 && failed.error === "internal_error")
+      failures.push("the failure is a bare 500 internal_error");
     if (afterFailure.chargedTenths !== 0 || afterFailure.leads !== 0) {
-      failures.push(`charged ${afterFailure.chargedTenths / 10} for ${afterFailure.leads} leads on the failed export`);
+      failures.push(
+        `charged ${afterFailure.chargedTenths / 10} for ${afterFailure.leads} leads on the failed export`,
+      );
     }
     if (listedCount !== 0) failures.push(`${listedCount} exports listed after the failure`);
-    if (leftovers.length) failures.push(`partial files left: ${leftovers.map((f) => `${f.path} (${f.size} B)`).join(", ")}`);
+    if (leftovers.length)
+      failures.push(`partial files left: ${leftovers.map((f) => `${f.path} (${f.size} B)`).join(", ")}`);
     if (next.status !== 200) failures.push(`the next export answered ${next.status} ${next.error}`);
     if (afterNext.chargedTenths !== afterNext.expectedTenths || afterNext.leads === 0) {
       failures.push(`the next export charged ${afterNext.chargedTenths / 10} for ${afterNext.leads} leads`);

@@ -27,6 +27,10 @@ export interface TrafficCounts {
   /** Requests refused or cut on the way (the process down). */
   networkErrors: number;
   slowestMs: number;
+  /** Milliseconds of every answered request, by operation name. */
+  latencies: Map<string, number[]>;
+  /** Answers of 500 and above (503 included), by operation name. */
+  serverErrors: Map<string, number>;
   /** Counts of the requests sent in a window (see `mark`). */
   windows: Map<string, Map<number | "hung" | "network", number>>;
 }
@@ -49,6 +53,8 @@ export function startTraffic(
     hung: 0,
     networkErrors: 0,
     slowestMs: 0,
+    latencies: new Map(),
+    serverErrors: new Map(),
     windows: new Map(),
   };
   let window = "before";
@@ -68,6 +74,13 @@ export function startTraffic(
         const res = await api(base, key, method, path, body, timeoutMs, headers);
         counts.byStatus.set(res.status, (counts.byStatus.get(res.status) ?? 0) + 1);
         bump(res.status);
+        const took = Date.now() - started;
+        const list = counts.latencies.get(operation.name);
+        if (list) list.push(took);
+        else counts.latencies.set(operation.name, [took]);
+        if (res.status >= 500) {
+          counts.serverErrors.set(operation.name, (counts.serverErrors.get(operation.name) ?? 0) + 1);
+        }
         if (res.status === 503) {
           if (!res.headers.get("retry-after")) counts.unavailableWithoutRetryAfter += 1;
           if (res.body.error !== "service_unavailable") counts.unavailableOtherCode += 1;
@@ -107,4 +120,11 @@ export function statusSummary(byStatus: Map<number | string, number>): string {
     .sort(([a], [b]) => String(a).localeCompare(String(b)))
     .map(([s, n]) => `${s}:${n}`)
     .join(",");
+}
+
+/** The `p`-th percentile (0-100) of `values` (nearest rank); 0 when there are none. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }

@@ -29,6 +29,24 @@ export interface CreditPurchaseResult {
   message: string;
 }
 
+/**
+ * The processor's idempotency key of a charge. With the client's Idempotency-Key it is derived from
+ * that key (and the request), so a retry after a crash between the processor's charge and our
+ * commit (which lost the payment row) asks the processor again under the same key and gets the
+ * same payment back instead of charging twice; its success event grants the credits once either
+ * way (claimGrant). Without one, each request is its own charge, keyed by its payment row.
+ */
+function processorKeyOf(
+  accountId: number,
+  clientKey: string | null,
+  requestHash: string,
+  paymentId: string,
+): string {
+  if (clientKey === null) return `credits-${paymentId}`;
+  const derived = createHash("sha256").update(`${accountId}\n${clientKey}\n${requestHash}`).digest("hex");
+  return `credits-key-${derived}`;
+}
+
 /** The answer a payment stored for repeats of its Idempotency-Key. */
 type StoredAnswer =
   { status: 200; body: CreditPurchaseResult } | { status: 402; error: { code: string; message: string } };
@@ -112,7 +130,7 @@ export async function purchaseCredits(
           credits: String(input.creditCount),
           payment_id: paymentId,
         },
-        idempotencyKey: `credits-${paymentId}`,
+        idempotencyKey: processorKeyOf(input.accountId, key, requestHash, paymentId),
       }));
     } catch (err) {
       if (!(err instanceof PaymentDeclined)) throw processorFailure(err, { failedCode: false });

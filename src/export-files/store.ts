@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { ApiError } from "../http/errors.js";
 import type { FileStorage } from "../storage/file-storage.js";
 import { columnsOf } from "./columns.js";
 import { CONTENT_TYPES, type ExportContentType, type FileFormat } from "./format.js";
@@ -164,12 +165,17 @@ export async function writeStoredFiles(storage: FileStorage, input: WriteExportI
   } catch (err) {
     await source.close();
     for (const file of opened) file.writer.output.destroy();
-    await Promise.allSettled(opened.map((file) => file.stored));
+    const stores = await Promise.allSettled(opened.map((file) => file.stored));
     await deleteExportFiles(
       storage,
       opened.map((file) => file.storageKey),
     );
-    throw err;
+    // A store that refused the file (503, a full disk or an unreachable bucket) destroys the
+    // writer, whose own error may surface first: the store's answer is the one to give.
+    const refused = stores.find(
+      (s): s is PromiseRejectedResult => s.status === "rejected" && s.reason instanceof ApiError,
+    );
+    throw err instanceof ApiError || !refused ? err : refused.reason;
   }
 }
 

@@ -115,7 +115,7 @@ function answerError(
       // The database (or another dependency) cannot be reached: the client tries again later.
       logger.warn({ err, reqId: req.id }, "dependency unavailable");
       apiError = errors.serviceUnavailable(
-        "The service cannot reach its database right now; try again after Retry-After.",
+        "The service cannot reach its database or another service it depends on right now; try again after Retry-After.",
         UNAVAILABLE_RETRY_AFTER_SECONDS,
       );
     } else {

@@ -4,6 +4,8 @@ import { pino, type Logger } from "pino";
 export const REDACTED_PATHS = [
   "req.headers.authorization",
   "req.headers.cookie",
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
   'req.headers["x-svc-api-key"]',
   'req.headers["stripe-signature"]',
   "apiKey",

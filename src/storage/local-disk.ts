@@ -5,6 +5,14 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { randomUUID } from "node:crypto";
 import type { FileStorage, StoredFile } from "./file-storage.js";
+import { storageUnavailable } from "./storage-errors.js";
+
+/**
+ * Write failures of a disk that cannot take the file right now (full, over quota, read-only, I/O
+ * error): 503 `service_unavailable` like a store that cannot be reached, not a bare 500
+ * (docs/reliability.md, scenario storage-full). The partial temporary file is removed first.
+ */
+const DISK_REFUSED = new Set(["ENOSPC", "EDQUOT", "EROFS", "EIO"]);
 
 /** Bytes read per chunk when a file is streamed (fewer, larger chunks than the default 64 KB). */
 const READ_CHUNK_BYTES = 1024 * 1024;
@@ -50,6 +58,7 @@ export class LocalDiskStorage implements FileStorage {
       await syncFolder(dirname(path));
     } catch (err) {
       await rm(temp, { force: true });
+      if (DISK_REFUSED.has((err as { code?: string }).code ?? "")) throw storageUnavailable(err);
       throw err;
     }
     return { size: (await stat(path)).size };

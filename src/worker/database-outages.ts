@@ -12,18 +12,14 @@ const MAX_RETRY_MS = 2_000;
  * the database cannot be reached (refused, restarting, shutting down) is tried again with a
  * doubling pause (100 ms to 2 s) for up to `maxWaitMs`, instead of failing.
  *
- * Why: graphile-worker retries marking a job done or failed only on a few codes (serialization
- * failures, 57P03, host unreachable); a refused connection while PostgreSQL is stopped made the
- * worker "commit seppuku", and its pool then shut down for good, so the process kept running
- * with no worker until it was restarted. Finding jobs and marking them now wait for the database
- * instead (docs/reliability.md). Only the queue's own connections wait: the tasks' queries run on
+ * Why: graphile-worker 0.17 retries marking a job done or failed only on a few codes
+ * (serialization failures, 57P03, host unreachable) and does not await that call: a refused
+ * connection while PostgreSQL was stopped became an unhandled rejection, which ends the process
+ * (in tests: test/faults-postgres-outage.test.ts). Finding jobs and marking them now wait for the
+ * database instead (docs/reliability.md). Only the queue's own connections wait: the tasks' queries run on
  * the service's pool and fail, and their jobs are retried by graphile-worker.
  */
-export function waitingForDatabase(
-  pool: pg.Pool,
-  logger: Logger,
-  maxWaitMs = DEFAULT_MAX_WAIT_MS,
-): pg.Pool {
+export function waitingForDatabase(pool: pg.Pool, logger: Logger, maxWaitMs = DEFAULT_MAX_WAIT_MS): pg.Pool {
   const connectWaiting = async (): Promise<pg.PoolClient> => {
     const deadline = Date.now() + maxWaitMs;
     let delay = FIRST_RETRY_MS;
@@ -42,7 +38,11 @@ export function waitingForDatabase(
       }
     }
   };
-  type Callback = (err: Error | undefined, client?: pg.PoolClient, done?: (release?: unknown) => void) => void;
+  type Callback = (
+    err: Error | undefined,
+    client?: pg.PoolClient,
+    done?: (release?: unknown) => void,
+  ) => void;
   function connect(callback?: Callback): Promise<pg.PoolClient> | undefined {
     if (!callback) return connectWaiting();
     connectWaiting().then(

@@ -1,6 +1,6 @@
 import type { Db } from "../../db/database.js";
 import type { Handlers } from "../../http/contract.js";
-import { toAutoRefineListBody } from "./presenter.js";
+import { toAutoRefineChangeBody, toAutoRefineListBody } from "./presenter.js";
 import { autoRefineStatus, disableAutoRefine, enableAutoRefine } from "./service.js";
 
 /** `POST /ai/auto-refine/enable`, `POST /ai/auto-refine/disable`, `GET /ai/auto-refine/status`. */
@@ -11,29 +11,15 @@ export function autoRefineHandlers({
 }): Handlers<"enableAutoRefine" | "disableAutoRefine" | "getAutoRefineStatus"> {
   return {
     async enableAutoRefine({ caller, body }) {
-      const change = await enableAutoRefine(db, caller.accountId, body.listId);
       return {
         status: 200,
-        body: {
-          data: {
-            message: change.message,
-            running: change.running,
-            lists: change.lists.map(toAutoRefineListBody),
-          },
-        },
+        body: toAutoRefineChangeBody(await enableAutoRefine(db, caller.accountId, body.listId)),
       };
     },
     async disableAutoRefine({ caller, body }) {
-      const change = await disableAutoRefine(db, caller.accountId, body.listId);
       return {
         status: 200,
-        body: {
-          data: {
-            message: change.message,
-            running: change.running,
-            lists: change.lists.map(toAutoRefineListBody),
-          },
-        },
+        body: toAutoRefineChangeBody(await disableAutoRefine(db, caller.accountId, body.listId)),
       };
     },
     async getAutoRefineStatus({ caller, query }) {

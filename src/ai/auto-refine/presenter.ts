@@ -1,5 +1,6 @@
 import type { JsonBody } from "../../http/contract.js";
 import type { RefinableList } from "./repository.js";
+import type { AutoRefineChange } from "./service.js";
 
 export type AutoRefineListBody = JsonBody<"getAutoRefineStatus", 200>["data"][number];
 
@@ -16,5 +17,16 @@ export function toAutoRefineListBody(list: RefinableList): AutoRefineListBody {
     scoresPerRound: list.scoresPerRound,
     lastRefinedAt: list.lastRefinedAt?.toISOString() ?? null,
     pairedListId: list.pairedListId,
+  };
+}
+
+/** The answer of `enable` and `disable`: the message, how many run, and the lists changed. */
+export function toAutoRefineChangeBody(change: AutoRefineChange): JsonBody<"enableAutoRefine", 200> {
+  return {
+    data: {
+      message: change.message,
+      running: change.running,
+      lists: change.lists.map(toAutoRefineListBody),
+    },
   };
 }
