@@ -1564,7 +1564,8 @@ export interface paths {
          *     event is verified and recorded; an event already processed is acknowledged again without
          *     being applied twice. A bad signature or a body that is not an event gives 400
          *     `bad_request`; 503 `payment_unavailable` when payment processing is not configured on this
-         *     deployment; 500 `internal_error` makes the processor retry later.
+         *     deployment, or `service_unavailable` while the database cannot be reached; 500
+         *     `internal_error` makes the processor retry later (as a 503 does).
          */
         post: operations["receivePaymentWebhook"];
         delete?: never;
@@ -1598,7 +1599,8 @@ export interface paths {
          *     is not a boolean; 400 `invalid_email`, `invalid_plan`; 403 `disposable_email`, or
          *     `forbidden` when purchases from this address are refused; 409 `already_subscribed` when the
          *     address already has a subscription, trials included (use change-plan instead); 410
-         *     `plan_retired`; 503 `payment_unavailable`. Limited to 5 requests per hour per client IP.
+         *     `plan_retired`; 503 `payment_unavailable`, or `service_unavailable` (with `Retry-After`) while
+         *     the database cannot be reached. Limited to 5 requests per hour per client IP.
          */
         post: operations["purchase"];
         delete?: never;
@@ -9513,6 +9515,7 @@ export interface components {
             /** @description The created resource. */
             data: components["schemas"]["PurchaseResult"];
         };
+        PurchaseServiceUnavailableError: components["schemas"]["PaymentUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         /** @description What the checkout offers in terms of a free trial. */
         PurchaseTrial: {
             /** @description Whether this checkout starts with a free trial. */
@@ -9602,6 +9605,7 @@ export interface components {
              */
             received: true;
         };
+        ReceivePaymentWebhookServiceUnavailableError: components["schemas"]["PaymentUnavailableError"] | components["schemas"]["ServiceUnavailableError"];
         /**
          * Format: email
          * @description An e-mail address that receives a schedule's files (at most 254 characters).
@@ -10289,6 +10293,7 @@ export type PurchaseForbiddenError = components['schemas']['PurchaseForbiddenErr
 export type PurchaseRequest = components['schemas']['PurchaseRequest'];
 export type PurchaseResult = components['schemas']['PurchaseResult'];
 export type PurchaseResultResponse = components['schemas']['PurchaseResultResponse'];
+export type PurchaseServiceUnavailableError = components['schemas']['PurchaseServiceUnavailableError'];
 export type PurchaseTrial = components['schemas']['PurchaseTrial'];
 export type PushLeadById = components['schemas']['PushLeadById'];
 export type PushLeadRequest = components['schemas']['PushLeadRequest'];
@@ -10304,6 +10309,7 @@ export type ReExportLeadExportHistoryServerError = components['schemas']['ReExpo
 export type ReExportLeadExportHistoryServiceUnavailableError = components['schemas']['ReExportLeadExportHistoryServiceUnavailableError'];
 export type ReExportLeadExportHistoryTooManyRequestsError = components['schemas']['ReExportLeadExportHistoryTooManyRequestsError'];
 export type ReceivePaymentWebhookResult = components['schemas']['ReceivePaymentWebhookResult'];
+export type ReceivePaymentWebhookServiceUnavailableError = components['schemas']['ReceivePaymentWebhookServiceUnavailableError'];
 export type RecipientEmail = components['schemas']['RecipientEmail'];
 export type RefinementScore = components['schemas']['RefinementScore'];
 export type RefinementStatus = components['schemas']['RefinementStatus'];
@@ -12848,6 +12854,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -17513,6 +17540,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["InternalError"];
+                };
+            };
+            /** @description 503: temporarily unavailable; try again after `Retry-After`. Nothing was written. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
+                    /** @description Maximum number of requests in the window of the most specific limit that applies. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description When the current window resets (ISO 8601 date-time). */
+                    "X-RateLimit-Reset"?: string;
+                    /** @description The same limit as an IETF `RateLimit-Policy` field: `"<policy>";q=<requests>;w=<window in seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
+                    RateLimit?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceUnavailableError"];
                 };
             };
         };
@@ -25848,10 +25896,12 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
                     RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentUnavailableError"];
+                    "application/json": components["schemas"]["ReceivePaymentWebhookServiceUnavailableError"];
                 };
             };
         };
@@ -26013,10 +26063,12 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description The same limit's state as an IETF `RateLimit` field: `"<policy>";r=<requests left>;t=<seconds until the reset>`. */
                     RateLimit?: string;
+                    /** @description Seconds to wait before trying again. */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaymentUnavailableError"];
+                    "application/json": components["schemas"]["PurchaseServiceUnavailableError"];
                 };
             };
         };

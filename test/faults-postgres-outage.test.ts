@@ -138,6 +138,18 @@ describe("the API while PostgreSQL cannot be reached", () => {
         () => request().post("/api/v1/leads/export").set(warm.auth).send({ filters: {}, limit: 1 }),
       ],
       ["GET /jobs/{id}", () => request().get("/api/v1/jobs/job_0000000000000000").set(warm.auth)],
+      // Operations without a key declare the 503 too.
+      [
+        "POST /purchase",
+        () => request().post("/api/v1/purchase").send({ email: "buyer@example.com", plan: "starter" }),
+      ],
+      [
+        "POST /claim-key",
+        () =>
+          request()
+            .post("/api/v1/claim-key")
+            .send({ email: "buyer@example.com", claimToken: "x".repeat(40) }),
+      ],
     ];
     for (const [name, probe] of probes) {
       const started = Date.now();
