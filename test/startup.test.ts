@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort } from "../src/db/embedded.js";
+import { listenPort } from "./helpers/ports.js";
 import { runAdmin, startService, stopWith, waitForUrl } from "./helpers/processes.js";
 
 // `npm start` as a newcomer runs it: no DATABASE_URL, an embedded PostgreSQL under DATA_DIR.
@@ -25,7 +25,7 @@ function alive(pid: number): boolean {
 
 describe("npm start with the embedded PostgreSQL", () => {
   it("serves GET /me for a key made with the admin CLI, shares the server with a worker process, and stops cleanly", async () => {
-    const port = await freePort();
+    const port = await listenPort();
     const env = { DATA_DIR: dataDir, PORT: String(port), HOST: "127.0.0.1" };
     const api = startService("src/main.ts", { ...env, ROLE: "api" });
     let apiErr = "";
