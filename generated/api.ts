@@ -1152,7 +1152,8 @@ export interface paths {
          *     `not_found`; a 26th integration 409 `integration_limit`; a CRM not configured for this
          *     deployment 503 `provider_unavailable`; `environment: sandbox` for another CRM than
          *     `crm_leads` 400 `validation_error`. The link is bound to the account and to the API key
-         *     that asked for it. Limited to 30 requests per minute per account.
+         *     or dashboard session that asked for it: revoked or signed out before the callback, nothing is
+         *     connected. Limited to 30 requests per minute per account.
          */
         post: operations["connectIntegration"];
         delete?: never;
@@ -1382,7 +1383,7 @@ export interface paths {
          * Search leads
          * @description Searches the lead database and returns one page of leads (see `LeadSearchFilters` for the
          *     matching rules). Each returned lead new to the account costs 1 credit and is recorded in the
-         *     lead export history (method `api`); a lead the account already received is free. New leads
+         *     lead export history (method `api` with a key, `dashboard` from a session); a lead the account already received is free. New leads
          *     are capped at the smaller of `maxCredits` and the spendable balance (`X-Credits-Capped: true`
          *     when the balance cut them); with `maxCredits` or `maxResults` new leads come first, then
          *     leads the account already received, and the page is cut to `maxResults`. Without a positive

@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import { RETRY_DELAYS_MS } from "./integrations/deliveries/schedule.js";
 
 /** Which parts of the service a process runs. */
 export type Role = "all" | "api" | "worker";
@@ -45,6 +46,12 @@ export interface Config {
   crm: CrmConfig;
   /** Object storage of the files (`S3_BUCKET` set); unset: local disk under `DATA_DIR/files`. */
   s3: S3Config | undefined;
+  /**
+   * `DELIVERY_RETRY_DELAYS_MS`: the waits (ms) before the automatic retries of a failed delivery,
+   * one per retry; default the production schedule (`RETRY_DELAYS_MS`, 5 s ... 24 h). Fault drills
+   * shorten it so a failing receiver runs through its retries and `needs_attention` in seconds.
+   */
+  deliveryRetryDelaysMs: readonly number[];
 }
 
 /**
@@ -195,6 +202,26 @@ function numberFrom(
   return value;
 }
 
+/** Longest wait of one retry in `DELIVERY_RETRY_DELAYS_MS` (a week, in ms). */
+const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
+
+/**
+ * `DELIVERY_RETRY_DELAYS_MS`: comma-separated whole milliseconds, each from 1 to a week (at least
+ * one); unset or empty: the production schedule.
+ */
+function retryDelaysFrom(raw: string | undefined): readonly number[] {
+  if (raw === undefined || raw.trim() === "") return RETRY_DELAYS_MS;
+  const parts = raw.split(",").map((p) => p.trim());
+  const delays = parts.map((p) => (/^[0-9]+$/.test(p) ? Number(p) : NaN));
+  if (delays.some((d) => !Number.isSafeInteger(d) || d < 1 || d > MAX_RETRY_DELAY_MS)) {
+    throw new Error(
+      `DELIVERY_RETRY_DELAYS_MS must be comma-separated whole milliseconds from 1 to ${MAX_RETRY_DELAY_MS} ` +
+        `(for example "200,400,800"; got "${raw}")`,
+    );
+  }
+  return delays;
+}
+
 function roleFrom(raw: string | undefined): Role {
   const role = raw ?? "all";
   if (role !== "all" && role !== "api" && role !== "worker") {
@@ -252,5 +279,6 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     aiModel: aiModelFrom(env),
     crm: crmFrom(env),
     s3: s3From(env),
+    deliveryRetryDelaysMs: retryDelaysFrom(env.DELIVERY_RETRY_DELAYS_MS),
   };
 }

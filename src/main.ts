@@ -153,6 +153,7 @@ async function main(): Promise<void> {
       publicBaseUrl: config.publicBaseUrl,
       payments: processorFromConfig(config),
       crm: config.crm,
+      deliveryRetryDelaysMs: config.deliveryRetryDelaysMs,
     });
     started.push({ name: "worker", stop: () => runner.stop() });
   }

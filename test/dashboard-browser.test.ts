@@ -1,79 +1,14 @@
-import { existsSync } from "node:fs";
-import { createRequire } from "node:module";
-import type { Server } from "node:http";
-import { createServer } from "node:net";
-import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { useTestApp } from "./helpers/app.js";
+import { describe, expect, it } from "vitest";
+import { haveBrowser, useDashboardBrowser } from "./helpers/dashboard-browser.js";
 import { buildAccount } from "./helpers/factories.js";
-import { useMailRunner, waitForSignInLink } from "./helpers/dashboard-sign-in.js";
+import { waitForSignInLink } from "./helpers/dashboard-sign-in.js";
 
-// The dashboard in a real Chromium (Debian's package, driven by playwright-core; never a
-// downloaded browser): sign in through the e-mailed link, manage keys, sign out, and the security
-// properties a page must keep. Without chromium these tests are skipped, except under .ci/run
-// (REQUIRE_BROWSER=1), which installs it.
-const CHROMIUM = "/usr/bin/chromium";
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser && process.env.REQUIRE_BROWSER)
-  throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium`);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
-
-const port = await freePort();
-const base = `http://127.0.0.1:${port}`;
-const t = useTestApp({ publicBaseUrl: base });
-useMailRunner(t);
-
-/** With DASHBOARD_SCREENSHOTS=<folder>, the main flow saves the screenshots of docs/dashboard.md there. */
-const SCREENSHOTS = process.env.DASHBOARD_SCREENSHOTS;
-async function screenshot(page: Page, name: string): Promise<void> {
-  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`) });
-}
-
-let server: Server | undefined;
-let browser: Browser | undefined;
-
-beforeAll(async () => {
-  if (!haveBrowser) return;
-  server = await new Promise<Server>((resolve) => {
-    const s = t.app.listen(port, "127.0.0.1", () => resolve(s));
-  });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-}, 30_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-});
-
-/** axe-core's browser script (injected into each page; the contexts that run it bypass the CSP). */
-const AXE_PATH = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: unknown }[];
-}
-
-async function emailOf(accountId: number): Promise<string> {
-  const row = await t.ctx.db
-    .selectFrom("accounts")
-    .select("email")
-    .where("id", "=", accountId)
-    .executeTakeFirstOrThrow();
-  return row.email;
-}
+// The dashboard in a real Chromium: sign in through the e-mailed link, manage keys, sign out, and
+// the security properties a page must keep (test/helpers/dashboard-browser.ts).
+const d = await useDashboardBrowser();
+const { t, base } = d;
+const emailOf = d.emailOf;
+const screenshot = d.screenshot;
 
 describe.skipIf(!haveBrowser)("the dashboard in Chromium", () => {
   it(
@@ -86,7 +21,7 @@ describe.skipIf(!haveBrowser)("the dashboard in Chromium", () => {
       const hostile = `<img src=x onerror="window.__xss=1">Acme & "Co"`;
       await t.request().patch("/api/v1/me").set(account.auth).send({ companyName: hostile }).expect(200);
 
-      const context = await browser!.newContext();
+      const context = await d.browser().newContext();
       const page = await context.newPage();
       const errors: string[] = [];
       page.on("pageerror", (err) => errors.push(err.message));
@@ -162,7 +97,7 @@ describe.skipIf(!haveBrowser)("the dashboard in Chromium", () => {
       const account = await buildAccount(t.ctx.db);
       const other = await buildAccount(t.ctx.db);
       const email = await emailOf(account.accountId);
-      const context = await browser!.newContext();
+      const context = await d.browser().newContext();
       const page = await context.newPage();
       await page.goto(`${base}/sign-in`);
       await page.fill("#email", email);
@@ -203,24 +138,9 @@ describe.skipIf(!haveBrowser)("the dashboard in Chromium", () => {
     const account = await buildAccount(t.ctx.db);
     const email = await emailOf(account.accountId);
     // axe-core is injected as an inline script, which the pages' CSP refuses: this context only bypasses it.
-    const context = await browser!.newContext({ bypassCSP: true });
+    const context = await d.browser().newContext({ bypassCSP: true });
     const page = await context.newPage();
-    const check = async (name: string) => {
-      await page.addScriptTag({ path: AXE_PATH });
-      const result = await page.evaluate<{ violations: AxeViolation[]; passes: number }>(
-        "axe.run(document).then((r) => ({ violations: r.violations, passes: r.passes.length }))",
-      );
-      // axe ran its rules on the page (not an empty document).
-      expect(result.passes).toBeGreaterThan(5);
-      const violations = result.violations;
-      const grave = violations
-        .filter((v) => v.impact === "serious" || v.impact === "critical")
-        .map(
-          (v) =>
-            `${name}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`,
-        );
-      expect(grave).toEqual([]);
-    };
+    const check = (name: string) => d.checkAccessibility(page, name);
     await page.goto(`${base}/sign-in`);
     await page.locator("#sign-in-form").waitFor();
     await check("sign-in");

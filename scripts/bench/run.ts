@@ -1,5 +1,6 @@
 import { benchAi } from "./ai.js";
 import { benchAutoRefine } from "./auto-refine.js";
+import { benchDashboard } from "./dashboard.js";
 import { benchDatabase } from "./lib.js";
 import { benchEnrich } from "./enrich.js";
 import { benchExport } from "./export.js";
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     schedules: benchSchedules,
     enrich: benchEnrich,
     refresh: benchRefresh,
+    dashboard: benchDashboard,
   };
   const database = await benchDatabase();
   try {

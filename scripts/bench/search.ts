@@ -214,7 +214,7 @@ interface SearchDatabase {
  * 128 MB holds neither the search table nor its index at 1M leads), in BENCH_SEARCH_DATA_DIR when
  * set (kept, so a later run reuses its leads: useful at 5M), else in a temporary directory.
  */
-async function searchDatabase(runnerUrl: string): Promise<SearchDatabase> {
+export async function searchDatabase(runnerUrl: string): Promise<SearchDatabase> {
   if (process.env.DATABASE_URL)
     return { url: runnerUrl, stop: async () => {}, restart: async () => runnerUrl };
   const kept = process.env.BENCH_SEARCH_DATA_DIR;

@@ -75,7 +75,24 @@ export async function settleJobs(
   return { completed, failed, unfinished: open.length, failures };
 }
 
-/** Every account's charges against its lead export history: the accounts whose money disagrees. */
+/**
+ * What an account's published enrichment runs charged for live results (0.1 credit each, not
+ * leads, so not in the lead export history): the `scraped` rows of its runs whose credits are
+ * final (a failed run charges none; docs/enrichments.md).
+ */
+export async function liveResultTenths(db: Db, accountId: number): Promise<number> {
+  const res = await sql<{ n: number }>`
+    select coalesce(sum(u.credits_tenths), 0)::bigint as n
+    from enrichment_urls u join enrichment_runs r on r.id = u.run_id
+    where r.account_id = ${accountId} and r.credits_final and r.status <> 'failed'
+      and u.status = 'scraped'`.execute(db);
+  return Number(res.rows[0]!.n);
+}
+
+/**
+ * Every account's charges against its lead export history (one lead, one credit) plus the live
+ * enrichment results it was delivered: the accounts whose money disagrees.
+ */
 export async function checkMoney(
   db: Db,
   accountIds: number[],
@@ -85,10 +102,14 @@ export async function checkMoney(
   const wrong: string[] = [];
   for (const accountId of accountIds) {
     const money = await moneyOf(db, accountId);
+    const live = await liveResultTenths(db, accountId);
     chargedTenths += money.chargedTenths;
-    expectedTenths += money.expectedTenths;
-    if (money.chargedTenths !== money.expectedTenths) {
-      wrong.push(`account ${accountId} charged ${money.chargedTenths} for ${money.leads} leads`);
+    expectedTenths += money.expectedTenths + live;
+    if (money.chargedTenths !== money.expectedTenths + live) {
+      wrong.push(
+        `account ${accountId} charged ${money.chargedTenths} tenths for ${money.leads} leads` +
+          (live ? ` and ${live} live results` : ""),
+      );
     }
   }
   return { chargedTenths, expectedTenths, wrong };

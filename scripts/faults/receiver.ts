@@ -11,7 +11,10 @@ export interface ReceivedEvents {
   /** Deliveries received (every attempt that reached it). */
   requests: number;
   /** Distinct event ids received. */
-  events: Map<string, { count: number; type: string; leadId: number | null; path: string }>;
+  events: Map<
+    string,
+    { count: number; type: string; leadId: number | null; path: string; firstAt: number; at: number[] }
+  >;
   /** Deliveries whose signature did not verify. */
   badSignatures: number;
 }
@@ -21,8 +24,8 @@ export interface Receiver {
   /** The signing secret of the hook at `path` (from the integration's creation). */
   setSecret(path: string, secret: string): void;
   received: ReceivedEvents;
-  /** How it answers: 200 by default. */
-  answer: (path: string) => { status: number; delayMs?: number };
+  /** How it answers: 200 by default; `hang` never answers (the sender's timeout ends it). */
+  answer: (path: string) => { status: number; delayMs?: number; hang?: boolean };
   close(): Promise<void>;
 }
 
@@ -44,6 +47,7 @@ export async function startReceiver(): Promise<Receiver> {
     req.on("end", () => {
       const raw = Buffer.concat(chunks).toString("utf8");
       const path = req.url ?? "";
+      const now = Date.now();
       received.requests += 1;
       const secret = secrets.get(path);
       const signature = req.headers["x-svc-signature"];
@@ -53,19 +57,24 @@ export async function startReceiver(): Promise<Receiver> {
       try {
         const event = JSON.parse(raw) as { id: string; type: string; data?: { id?: number } };
         const seen = received.events.get(event.id);
-        if (seen) seen.count += 1;
-        else {
+        if (seen) {
+          seen.count += 1;
+          seen.at.push(now);
+        } else {
           received.events.set(event.id, {
             count: 1,
             type: event.type,
             leadId: typeof event.data?.id === "number" ? event.data.id : null,
             path,
+            firstAt: now,
+            at: [now],
           });
         }
       } catch {
         received.badSignatures += 1;
       }
       const answer = receiver.answer(path);
+      if (answer.hang) return;
       const send = () => {
         res.writeHead(answer.status);
         res.end("ok");

@@ -1,6 +1,9 @@
 import { line, type ScenarioResult } from "./harness.js";
 import { apiKilled } from "./api-killed.js";
+import { enrichmentWorkerKilled } from "./enrichment-worker-killed.js";
 import { postgresOutage } from "./postgres-outage.js";
+import { receiverFaults } from "./receiver-faults.js";
+import { scheduleWorkerKilled } from "./schedule-worker-killed.js";
 import { smtpDown } from "./smtp-down.js";
 import { storageFull } from "./storage-full.js";
 import { workerKilled } from "./worker-killed.js";
@@ -15,6 +18,9 @@ const SCENARIOS: Record<string, () => Promise<ScenarioResult>> = {
   "api-killed": apiKilled,
   "smtp-down": smtpDown,
   "storage-full": storageFull,
+  "schedule-worker-killed": scheduleWorkerKilled,
+  "enrichment-worker-killed": enrichmentWorkerKilled,
+  "receiver-faults": receiverFaults,
 };
 
 async function main(): Promise<void> {

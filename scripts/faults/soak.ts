@@ -1,19 +1,27 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { startSmtpServer } from "../../test/helpers/smtp.js";
+import { startSmallBusinessSites } from "../../test/helpers/small-business-sites.js";
 import { newAccount, sleep, startService, type FaultService } from "./harness.js";
 import { checkMoney, countEvents, settleJobs } from "./counting.js";
+import { addSites, leadUrls, loopbackDnsEnv, settleRuns } from "./enrichments.js";
 import { BROAD_KEYWORDS } from "./postgres-outage.js";
 import { createWebhook, startReceiver } from "./receiver.js";
+import { createSchedule, drainMails } from "./schedules.js";
 import { percentile, startTraffic, statusSummary, type Operation } from "./traffic.js";
 
 // `npm run soak -- --minutes N` (default 2): mixed traffic over many accounts for N minutes against
 // the service as production runs it (harness.ts): profile reads, paid searches (each page new
-// leads, announced to the account's webhook), exports as jobs, job polls and export history
-// lists. Prints p50 / p95 per operation, the 5xx count, the API's, the worker's and PostgreSQL's
-// memory every minute, and at the end the money check (charges equal leads received, every
-// account) and the events check (every delivery created received). Exits 1 on any 5xx, any event
-// lost or any account whose money disagrees. Bounded: 8 clients pausing 100 ms between requests.
+// leads, announced to the account's webhook), exports as jobs, job polls, export history lists,
+// e-mail schedule sends (`POST /email-schedules/{id}/trigger`, mailed to the local SMTP server)
+// and enrichment runs (lead websites matched in the database, local websites read live). Prints
+// p50 / p95 per operation, the 5xx count, the API's, the worker's and PostgreSQL's memory every
+// minute, and at the end the money check (charges equal leads received plus live enrichment
+// results, every account), the events check (every delivery created received), every job and
+// run finished and no mail left queued. Exits 1 on any 5xx, any event lost, any job, run or mail
+// unfinished or any account whose money disagrees. Bounded: 8 clients pausing 100 ms between
+// requests.
 
 const ACCOUNTS = 8;
 const CLIENTS = 8;
@@ -67,17 +75,31 @@ function postgresMb(service: FaultService): number {
 
 async function main(): Promise<void> {
   const minutes = minutesArg();
-  const service = await startService({ leads: 10_000 });
+  const smtp = await startSmtpServer();
+  const sites = await startSmallBusinessSites();
+  const service = await startService({ leads: 10_000, env: { SMTP_URL: smtp.url, ...loopbackDnsEnv() } });
   const receiver = await startReceiver();
   let failed = false;
   try {
-    const accounts: { accountId: number; apiKey: string }[] = [];
+    const accounts: { accountId: number; apiKey: string; scheduleId: number }[] = [];
     for (let i = 0; i < ACCOUNTS; i += 1) {
       const account = await newAccount(service.db, `soak${i}`);
       await createWebhook(service.base, account.apiKey, receiver, `/soak${i}`);
-      accounts.push(account);
+      const scheduleId = await createSchedule(
+        service.base,
+        account.apiKey,
+        `soak ${i}`,
+        [`soak-${i}-a@example.com`, `soak-${i}-b@example.com`],
+        200,
+      );
+      accounts.push({ ...account, scheduleId });
     }
     const accountOf = (c: number) => accounts[c % ACCOUNTS]!;
+    // Enrichments take 40 lead websites each, moving through these (later runs meet leads the
+    // account already has: free), and 5 new local websites answering in 200 ms.
+    const databaseUrls = await leadUrls(service.db, 2_000);
+    let enrichments = 0;
+    const runs: { key: string; id: number }[] = [];
     const pages = new Map<number, number>();
     const jobs: { key: string; id: string }[] = [];
     const lastJob = new Map<string, string>();
@@ -124,19 +146,57 @@ async function main(): Promise<void> {
         name: "history",
         request: (c) => ({ key: accountOf(c).apiKey, method: "GET", path: "/export-history?limit=10" }),
       },
+      trigger: {
+        name: "trigger",
+        request: (c) => ({
+          key: accountOf(c).apiKey,
+          method: "POST",
+          path: `/email-schedules/${accountOf(c).scheduleId}/trigger`,
+          headers: { prefer: "respond-async" },
+        }),
+        answered: (status, _body, headers, key) => {
+          const id = headers.get("x-svc-job-id");
+          if (id && (status === 202 || status === 200)) jobs.push({ key, id });
+        },
+      },
+      enrich: {
+        name: "enrich",
+        request: (c) => {
+          const n = enrichments++;
+          const from = (n * 40) % databaseUrls.length;
+          return {
+            key: accountOf(c).apiKey,
+            method: "POST",
+            path: "/enrichments",
+            body: {
+              urls: [...databaseUrls.slice(from, from + 40), ...addSites(sites, `soak${n}-`, 5, 200)],
+              contactTypes: "either",
+            },
+          };
+        },
+        answered: (status, body, _headers, key) => {
+          const id = (body.data as { id?: number } | undefined)?.id;
+          if (status === 202 && id !== undefined) runs.push({ key, id });
+        },
+      },
     };
-    // Exports every 40th request (their limit is 5 a minute per key), polls and history lists
-    // now and then, searches and profile reads the rest.
+    // Exports every 40th request (their limit is 5 a minute per key, shared with schedule
+    // triggers), a schedule trigger and an enrichment every 80th, polls and history lists now and
+    // then, searches and profile reads the rest.
     const choose = (_c: number, n: number): Operation =>
       n % 40 === 7
         ? operations.export!
-        : n % 10 === 3
-          ? operations.poll!
-          : n % 10 === 6
-            ? operations.history!
-            : n % 2
-              ? operations.search!
-              : operations.me!;
+        : n % 80 === 27
+          ? operations.trigger!
+          : n % 80 === 67
+            ? operations.enrich!
+            : n % 10 === 3
+              ? operations.poll!
+              : n % 10 === 6
+                ? operations.history!
+                : n % 2
+                  ? operations.search!
+                  : operations.me!;
     const traffic = startTraffic(service.base, choose, CLIENTS, { pauseMs: 100 });
     const started = Date.now();
     const memory = () =>
@@ -155,6 +215,11 @@ async function main(): Promise<void> {
       );
     }
     const settled = await settleJobs(service.base, jobs, 120_000);
+    const records = await settleRuns(service.base, runs, 240_000);
+    const runsUnfinished = [...records.values()].filter(
+      (r) => !r || r.status === "failed" || !r.credits.final,
+    ).length;
+    const mailsLeft = await drainMails(service.db, 120_000);
     const events = await countEvents(service.db, receiver, 120_000);
     const money = await checkMoney(
       service.db,
@@ -163,6 +228,7 @@ async function main(): Promise<void> {
     const serverErrors = [...counts.serverErrors.values()].reduce((a, b) => a + b, 0);
     console.log(
       `statuses ${statusSummary(counts.byStatus)}; hung ${counts.hung}; jobs ${jobs.length} (completed ${settled.completed}, failed ${settled.failed}, unfinished ${settled.unfinished}); ` +
+        `enrichments ${runs.length} (${runs.length - runsUnfinished} finished with final credits); mails received ${smtp.messages.length}, left queued ${mailsLeft.queued}; ` +
         `events sent ${events.sent}, received ${events.received}, duplicates ${events.duplicates}, lost ${events.lost}, bad signatures ${events.badSignatures}; ` +
         `money: charged ${money.chargedTenths / 10}, expected ${money.expectedTenths / 10}`,
     );
@@ -170,6 +236,11 @@ async function main(): Promise<void> {
       ...(serverErrors ? [`${serverErrors} 5xx answers`] : []),
       ...(counts.hung ? [`${counts.hung} hung requests`] : []),
       ...(settled.unfinished ? [`${settled.unfinished} jobs unfinished`] : []),
+      ...(settled.failed
+        ? [`${settled.failed} jobs failed: ${settled.failures.slice(0, 3).join(", ")}`]
+        : []),
+      ...(runsUnfinished ? [`${runsUnfinished} enrichment runs failed or unfinished`] : []),
+      ...(mailsLeft.queued ? [`${mailsLeft.queued} mails still queued`] : []),
       ...(events.lost ? [`${events.lost} events lost`] : []),
       ...(events.badSignatures ? [`${events.badSignatures} bad signatures`] : []),
       ...money.wrong,
@@ -179,6 +250,8 @@ async function main(): Promise<void> {
   } finally {
     await receiver.close();
     await service.close();
+    await sites.close();
+    await smtp.close();
   }
   process.exit(failed ? 1 : 0);
 }

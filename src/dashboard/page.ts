@@ -1,5 +1,14 @@
 /** The pages the dashboard serves: each is the same shell, the script draws the page of its path. */
-export const PAGE_PATHS = ["/", "/sign-in", "/keys"] as const;
+export const PAGE_PATHS = [
+  "/",
+  "/sign-in",
+  "/keys",
+  "/integrations",
+  "/schedules",
+  "/billing",
+  "/search",
+  "/exports",
+] as const;
 
 /** The script's and the style sheet's addresses. */
 export const SCRIPT_PATH = "/dashboard/app.js";

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from "kysely";
-import type { Trx } from "../db/database.js";
+import type { DbOrTrx, Trx } from "../db/database.js";
 import type { EventType, LeadEventRef, LeadEventSource, LeadEventType } from "./types.js";
 
 /** The worker task that turns an account's outbox rows into deliveries (src/integrations/). */
@@ -97,15 +97,50 @@ async function queueDispatch(trx: Trx, accountId: number): Promise<void> {
   await sql`select ${dispatchJob(accountId)}`.execute(trx);
 }
 
-/** The expression that queues the account's dispatch (`queueDispatch`), for composed statements. */
-function dispatchJob(accountId: number): RawBuilder<unknown> {
+/**
+ * The expression that queues the account's dispatch (`queueDispatch`), for composed statements:
+ * `accountId` is a number or a column of the statement (the sweep). When the account's job is
+ * locked (running, or left by a worker that died), graphile-worker clears that job's key and
+ * queues a fresh one: its `add_jobs` replaces a job with the key that is not available.
+ */
+function dispatchJob(accountId: number | RawBuilder<number>): RawBuilder<unknown> {
+  const key =
+    typeof accountId === "number"
+      ? sql`${`${DISPATCH_TASK}:${accountId}`}::text`
+      : sql`${`${DISPATCH_TASK}:`}::text || ${accountId}::text`;
   return sql`graphile_worker.add_job(
       ${DISPATCH_TASK}::text,
       json_build_object('accountId', ${accountId}::integer),
       max_attempts => 25,
-      job_key => ${`${DISPATCH_TASK}:${accountId}`}::text,
+      job_key => ${key},
       job_key_mode => 'preserve_run_at'
     )`;
+}
+
+/** The worker task of the minute's outbox sweep (`sweepOutbox`). */
+export const OUTBOX_SWEEP_TASK = "events__sweep_outbox";
+
+/** How old an outbox row is when the sweep queues its account's dispatch again. */
+export const OUTBOX_SWEEP_AGE_SECONDS = 60;
+
+/**
+ * The minute's sweep (docs/events.md "How events leave"): queues the dispatch of every account
+ * with an outbox row older than `OUTBOX_SWEEP_AGE_SECONDS`, in one statement. A dispatch runs
+ * within seconds of its event, so such a row was left by a dispatch job that a dead worker still
+ * holds locked (graphile-worker frees it only after 4 hours) or that failed for good; the add
+ * replaces that job by a fresh one of the same key. A dispatch takes only its own account's rows.
+ * Answers the number of accounts whose dispatch it queued.
+ */
+export async function sweepOutbox(db: DbOrTrx): Promise<number> {
+  const { rows } = await sql<{ queued: number }>`
+    select count(q.job)::integer as queued from (
+      select ${dispatchJob(sql<number>`o.account_id`)} as job
+      from (
+        select distinct account_id from event_outbox
+        where occurred_at < now() - make_interval(secs => ${OUTBOX_SWEEP_AGE_SECONDS})
+      ) o
+    ) q`.execute(db);
+  return rows[0]?.queued ?? 0;
 }
 
 /**

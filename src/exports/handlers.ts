@@ -8,20 +8,17 @@ import { runLongRunning, type LongRunningCall, type LongRunningDeps } from "../j
 import { exportAnswerForm } from "./answer-form.js";
 import { parseExportRequest, storedFilters, type ExportAnswerForm } from "./job/input.js";
 import { leadsExportJob } from "./job/kind.js";
+import { channelScopedCall, exportMethodOf } from "./method.js";
 import { checkExportFits } from "./job/service.js";
 
 /**
- * The request as the job protocol sees it, the answer form included: a request asking for the
- * file and one asking for the JSON answer are different requests (an Idempotency-Key replayed with
- * the other form is 409 `idempotency_key_reused`; identical requests join only with the same form).
+ * The request as the job protocol sees it, the answer form and the channel included: a request
+ * asking for the file and one asking for the JSON answer are different requests (an
+ * Idempotency-Key replayed with the other form is 409 `idempotency_key_reused`; identical requests
+ * join only with the same form and channel).
  */
 function withAnswerForm(request: OperationRequest<"exportLeads">, answer: ExportAnswerForm): LongRunningCall {
-  return {
-    operation: request.operation,
-    query: { ...request.query, answer },
-    body: request.body,
-    http: request.http,
-  };
+  return channelScopedCall(request, { answer });
 }
 
 /** `POST /leads/export`: checks the input at once, then runs the export as a background job. */
@@ -57,6 +54,7 @@ export function exportHandlers(
           format,
           answer,
           publicBaseUrl: deps.publicBaseUrl,
+          method: exportMethodOf(request.caller),
         },
       });
     },

@@ -4,6 +4,7 @@ import { toFileFormat } from "../export-formats/format.js";
 import { resolveExportFormat } from "../export-formats/service.js";
 import type { Handlers } from "../http/contract.js";
 import { runLongRunning, type LongRunningDeps } from "../jobs/index.js";
+import { channelScopedCall, exportMethodOf } from "../exports/method.js";
 import { reExportHistoryJob, refreshAndExportHistoryJob, refreshHistoryJob } from "./jobs.js";
 import { toHistoryEntryBody } from "./presenter.js";
 import { exportableEntries, selectTrackingIds, type EntrySelector } from "./selection.js";
@@ -65,10 +66,10 @@ export function leadExportHistoryHandlers(
       const trackingIds = [...new Set(request.body.trackingIds)];
       await exportableEntries(db, accountId, trackingIds);
       const format = await fileFormat(db, accountId, request.body.formatId);
-      return runLongRunning(request, deps, {
+      return runLongRunning(channelScopedCall(request), deps, {
         kind: reExportHistoryJob,
         accountId,
-        input: { trackingIds, format },
+        input: { trackingIds, format, method: exportMethodOf(request.caller) },
       });
     },
     async refreshAndExportLeadExportHistory(request) {
@@ -76,10 +77,10 @@ export function leadExportHistoryHandlers(
       const trackingIds = await selectTrackingIds(db, accountId, request.body as EntrySelector);
       await exportableEntries(db, accountId, trackingIds);
       const format = await fileFormat(db, accountId, request.body.formatId);
-      return runLongRunning(request, deps, {
+      return runLongRunning(channelScopedCall(request), deps, {
         kind: refreshAndExportHistoryJob,
         accountId,
-        input: { trackingIds, format },
+        input: { trackingIds, format, method: exportMethodOf(request.caller) },
       });
     },
   };

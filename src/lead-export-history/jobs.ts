@@ -1,4 +1,5 @@
 import { columnsOf } from "../export-files/columns.js";
+import { parseDeliveryChannel, type DeliveryChannel } from "../exports/method.js";
 import type { FileFormat } from "../export-files/format.js";
 import { deleteExportFiles, writeExportFiles, type WrittenExport } from "../export-files/store.js";
 import { recordExportFiles } from "../export-history/service.js";
@@ -29,6 +30,8 @@ export interface RefreshJobInput {
 export interface HistoryExportJobInput {
   trackingIds: number[];
   format: FileFormat;
+  /** The channel the file records (src/exports/method.ts). */
+  method: DeliveryChannel;
 }
 
 function parseIds(raw: unknown): number[] {
@@ -44,7 +47,8 @@ function parseExportInput(raw: unknown): HistoryExportJobInput {
   if (typeof format !== "object" || format === null || !Array.isArray((format as FileFormat).fieldMappings)) {
     throw new Error("invalid lead export history job input: format");
   }
-  return { trackingIds: parseIds(raw), format: format as FileFormat };
+  const method = parseDeliveryChannel((raw as { method?: unknown }).method);
+  return { trackingIds: parseIds(raw), format: format as FileFormat, method };
 }
 
 /** `POST /lead-export-history/refresh`: refreshes and answers the results (nothing charged). */
@@ -125,7 +129,7 @@ async function exportEntries(
         accountId: job.accountId,
         written,
         formatName: input.format.name,
-        method: "api",
+        method: input.method,
       });
       const { storageKey, contentType, fileName, temporary } = written.answer;
       const built: JobAnswer = {

@@ -1,6 +1,7 @@
 import type { components } from "../../generated/api.js";
 import { fromTenths } from "../credits/ledger.js";
 import type { Db } from "../db/database.js";
+import { exportMethodOf } from "../exports/method.js";
 import type { Handlers } from "../http/contract.js";
 import { jsonText } from "../http/json-text.js";
 import type { ApiLead } from "./presenter.js";
@@ -58,7 +59,13 @@ export function leadHandlers(deps: {
           },
         };
       }
-      const result = await searchLeads({ db, searchDb }, caller.accountId, filters, controls);
+      const result = await searchLeads(
+        { db, searchDb },
+        caller.accountId,
+        filters,
+        controls,
+        exportMethodOf(caller),
+      );
       return {
         status: 200,
         headers: result.capped ? { "X-Credits-Capped": "true" } : {},

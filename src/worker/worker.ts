@@ -38,12 +38,21 @@ import {
   liveUpdatesSweepTask,
 } from "../leads/import/live-updates-task.js";
 import type { FileStorage } from "../storage/file-storage.js";
-import { DELIVER_SWEEP_CRONTAB, deliveryTaskList } from "../integrations/deliveries/tasks.js";
+import {
+  DELIVER_SWEEP_CRONTAB,
+  OUTBOX_SWEEP_CRONTAB,
+  deliveryTaskList,
+} from "../integrations/deliveries/tasks.js";
 import { CRM_REFRESH_CRONTAB, crmTaskList } from "../integrations/crm/tasks.js";
 import { OWNER_SUMMARY_TASK } from "../integrations/owner-notices.js";
 import { integrationsOwnerSummary } from "../integrations/tasks/integrations__owner_summary.js";
 import type { Outbound } from "../outbound/index.js";
 import { ENRICHMENTS_CRONTAB, enrichmentTaskList } from "../enrichments/worker/task.js";
+import {
+  DASHBOARD_CLEANUP_CRONTAB,
+  DASHBOARD_CLEANUP_TASK,
+  dashboardCleanup,
+} from "../auth/sessions/cleanup.js";
 import { replaceExitedWorkers, waitingForDatabase } from "./database-outages.js";
 
 const CRONTAB =
@@ -53,7 +62,8 @@ const CRONTAB =
   AI_CRONTAB +
   EMAIL_SCHEDULES_CRONTAB +
   COLLECT_OVERAGE_CRONTAB +
-  LIVE_UPDATES_CRONTAB;
+  LIVE_UPDATES_CRONTAB +
+  DASHBOARD_CLEANUP_CRONTAB;
 
 /** What tasks that touch the service's data need (job kinds run on these). */
 export interface WorkerDeps {
@@ -73,6 +83,8 @@ export interface WorkerDeps {
   crm?: CrmConfig;
   /** The payment processor (daily overage collection, auto top-up purchases); absent when payments are not configured. */
   payments?: PaymentProcessor;
+  /** `DELIVERY_RETRY_DELAYS_MS`: the automatic deliveries' retry schedule; absent: the production one. */
+  deliveryRetryDelaysMs?: readonly number[];
 }
 
 /** The worker's runners, stopped together. */
@@ -120,6 +132,7 @@ export async function startWorker(
         outbound: deps.outbound,
         logger,
         ...(deps.crm ? { crm: { crm: deps.crm, publicBaseUrl: deps.publicBaseUrl ?? "" } } : {}),
+        ...(deps.deliveryRetryDelaysMs ? { retryDelaysMs: deps.deliveryRetryDelaysMs } : {}),
       }),
       ...(deps.crm
         ? crmTaskList({
@@ -129,7 +142,7 @@ export async function startWorker(
           })
         : {}),
     },
-    crontab: DELIVER_SWEEP_CRONTAB + (deps.crm ? CRM_REFRESH_CRONTAB : ""),
+    crontab: DELIVER_SWEEP_CRONTAB + OUTBOX_SWEEP_CRONTAB + (deps.crm ? CRM_REFRESH_CRONTAB : ""),
     logger: workerLogger(logger),
   });
   logger.info({ concurrency: DELIVERY_CONCURRENCY }, "delivery worker started");
@@ -172,6 +185,7 @@ async function startJobsRunner(
       }),
       ...aiTaskList({ db: deps.db, engine: deps.aiEngine, logger }),
       export_files__cleanup: exportFilesCleanup(deps),
+      [DASHBOARD_CLEANUP_TASK]: dashboardCleanup(deps),
       [COLLECT_OVERAGE_TASK]: billingCollectOverage({ db: deps.db, processor: deps.payments, logger }),
       [AUTO_TOP_UP_TASK]: billingAutoTopUp({ db: deps.db, processor: deps.payments, logger }),
       [MAIL_TASK]: mailSendTask(deps.mailer, deps.storage),

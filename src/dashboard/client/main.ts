@@ -1,8 +1,13 @@
 import { api, messageOf } from "./api.js";
 import { el } from "./dom.js";
+import { billingPage } from "./billing.js";
+import { integrationsPage } from "./integrations.js";
+import { schedulesPage } from "./schedules.js";
 import { keysPage } from "./keys.js";
 import { overviewPage } from "./overview.js";
 import { requireSession } from "./session.js";
+import { searchPage } from "./search.js";
+import { exportsPage } from "./exports.js";
 import { signInPage } from "./sign-in.js";
 
 /** Draws the page of the current path (the server serves the same shell at each). */
@@ -13,6 +18,11 @@ async function start(): Promise<void> {
   if (!session) return;
   drawNav(session.email);
   if (path === "/keys") return keysPage();
+  if (path === "/search") return searchPage();
+  if (path === "/exports") return exportsPage();
+  if (path === "/integrations") return integrationsPage();
+  if (path === "/schedules") return schedulesPage();
+  if (path === "/billing") return billingPage();
   return overviewPage(session.email);
 }
 
@@ -33,6 +43,11 @@ function drawNav(email: string): void {
   nav.replaceChildren(
     el("a", { href: "/" }, "Overview"),
     el("a", { href: "/keys" }, "API keys"),
+    el("a", { href: "/search" }, "Lead search"),
+    el("a", { href: "/exports" }, "Exports"),
+    el("a", { href: "/integrations" }, "Integrations"),
+    el("a", { href: "/schedules" }, "E-mail schedules"),
+    el("a", { href: "/billing" }, "Billing"),
     el("span", { class: "who" }, email),
     signOut,
   );

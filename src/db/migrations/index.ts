@@ -25,6 +25,8 @@ import * as m270300 from "./2026_11_27_0300_auto_top_up.js";
 import * as m270400 from "./2026_11_27_0400_auto_refine.js";
 import * as m270500 from "./2026_11_27_0500_search_contact_and_name.js";
 import * as m270600 from "./2026_11_27_0600_dashboard_sessions.js";
+import * as m271800 from "./2026_11_27_1800_delivery_answers.js";
+import * as m271900 from "./2026_11_27_1900_crm_oauth_sessions.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +56,6 @@ export const migrations: Record<string, Migration> = {
   "2026_11_27_0400_auto_refine": m270400,
   "2026_11_27_0500_search_contact_and_name": m270500,
   "2026_11_27_0600_dashboard_sessions": m270600,
+  "2026_11_27_1800_delivery_answers": m271800,
+  "2026_11_27_1900_crm_oauth_sessions": m271900,
 };

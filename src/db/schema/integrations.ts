@@ -92,7 +92,10 @@ export interface IntegrationChangeNoticesTable {
 export interface CrmOauthStatesTable {
   state_hash: string;
   account_id: number;
-  api_key_id: number;
+  /** The key that asked for the link; null when a dashboard session did (`session_id`). */
+  api_key_id: number | null;
+  /** The dashboard session that asked for it (bigint, read as a number); null for a key. */
+  session_id: number | null;
   provider: string;
   environment: string;
   code_verifier: string | null;

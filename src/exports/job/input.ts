@@ -1,6 +1,7 @@
 import type { FileFormat } from "../../export-files/format.js";
 import { ApiError, describeDetails, errors, type ErrorDetail } from "../../http/errors.js";
 import { parseSearchFilters, searchFiltersToJson, type SearchFilters } from "../../leads/search/filters.js";
+import { parseDeliveryChannel, type DeliveryChannel } from "../method.js";
 import type { ExportCaps } from "./selection.js";
 
 /**
@@ -23,6 +24,8 @@ export interface ExportJobInput {
   answer: ExportAnswerForm;
   /** Base of the signed links (`PUBLIC_BASE_URL` of the API that took the request). */
   publicBaseUrl: string;
+  /** The channel recorded as `exportMethod` (src/exports/method.ts); `api` for inputs stored before it. */
+  method: DeliveryChannel;
 }
 
 /** Which leads an export takes: a search, or exactly the given leads (in the default sort). */
@@ -213,6 +216,7 @@ export function parseExportJobInput(raw: unknown): ExportJobInput {
     format: input.format,
     answer,
     publicBaseUrl: input.publicBaseUrl,
+    method: parseDeliveryChannel(input.method),
   };
 }
 

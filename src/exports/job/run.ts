@@ -35,7 +35,8 @@ const PROGRESS_EVERY = 5_000;
 
 /**
  * The export job's work: select the leads, then write the files (streamed) while ONE transaction
- * records the leads in the lead export history (method `api`, the version delivered) and updates
+ * records the leads in the lead export history (method `api`, or `dashboard` from a session; the
+ * version delivered) and updates
  * the lead reservoir; once the files are written it locks the account's credits, charges the
  * leads that were new to the account (chargeDelivery, src/credits/charge.ts), records the export
  * history entries and commits the job's answer. A second run after a crash finds the job
@@ -83,7 +84,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
         // A job waits for a concurrent delivery of the same leads to end (see EntryWait).
         entryWait: "unbounded",
         deliver: async (trx) => {
-          const newLeads = await deliverExport(trx, job, selection);
+          const newLeads = await deliverExport(trx, job, selection, input.method);
           // The files are awaited before the credit lock: no charge of the account waits for them.
           written = await writing;
           await job.progress({ phase: "charging", done: total, total, label: "leads" });
@@ -95,7 +96,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
         accountId: job.accountId,
         written: files,
         formatName: input.format.name,
-        method: "api",
+        method: input.method,
         filters: input.filters,
       });
       await emitExportEvents(trx, {
@@ -105,7 +106,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
         fileType: input.format.fileType,
         leadIds: selection.leads.map((l) => l.id),
         creditsUsed: charged.tenths / 10,
-        method: "api",
+        method: input.method,
       });
       answer = exportAnswer(input, selection, files, entries, charged, signer);
       await job.commit(trx, answer);
@@ -148,12 +149,17 @@ function storageKeysOf(written: StoredExport & Partial<WrittenExport>): string[]
  * (the delivery step of chargeDelivery: no credit lock yet). Waits for a concurrent delivery of
  * the same leads to the same account to finish. Returns how many leads were new to the account.
  */
-async function deliverExport(trx: Trx, job: JobContext, selection: Selection): Promise<number> {
+async function deliverExport(
+  trx: Trx,
+  job: JobContext,
+  selection: Selection,
+  method: ExportJobInput["method"],
+): Promise<number> {
   const ids = selection.leads.map((l) => l.id);
   const exportedAt = new Date();
   const newLeads = await recordDeliveredLeads(trx, {
     accountId: job.accountId,
-    method: "api",
+    method,
     exportedAt,
     leadIds: ids,
   });

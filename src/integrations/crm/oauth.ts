@@ -21,7 +21,9 @@ import {
   insertCrmIntegration,
   insertOAuthState,
   renewCrmIntegration,
+  sessionStillLive,
   takeOAuthState,
+  type OAuthState,
 } from "./repository.js";
 import { redirectUri, type CrmRuntime } from "./runtime.js";
 
@@ -57,7 +59,8 @@ const integrationLimit = () =>
 
 /**
  * `POST /integrations/{provider}/connect`: a single-use authorization link of 10 minutes, bound to
- * the account and the API key (its `state` is stored hashed with both), with a PKCE challenge where
+ * the account and the API key or dashboard session that asked for it (its `state` is stored
+ * hashed with them), with a PKCE challenge where
  * the CRM takes one. 404 for anything but a CRM id, 503 for a CRM not configured here, 400 for
  * `sandbox` on another CRM than `crm_leads`, 409 when the account is full and has no integration
  * of this CRM to renew.
@@ -69,9 +72,6 @@ export async function startConnect(
   environment: CrmEnvironment | undefined,
 ): Promise<{ provider: CrmProviderId; authorizationUrl: string; expiresAt: Date }> {
   if (!isCrmProvider(provider)) throw errors.notFound(`Unknown CRM provider: ${provider}.`);
-  // The connect link is bound to an API key (its callback checks the key is still active); from
-  // the dashboard's session it is not available yet (docs/dashboard.md, "What is left").
-  if (caller.keyId === null) throw errors.forbidden("Connecting a CRM needs an API key for now.");
   const usable = usableCrm(runtime.config, provider);
   if (!usable) throw crmUnavailable(provider);
   if (environment === "sandbox" && provider !== "crm_leads") {
@@ -89,7 +89,9 @@ export async function startConnect(
   const expiresAt = new Date(Date.now() + CONNECT_LINK_MS);
   await insertOAuthState(runtime.db, hashState(state), {
     accountId: caller.accountId,
+    // Bound to the key, or to the dashboard's session: the callback checks it is still valid.
     apiKeyId: caller.keyId,
+    sessionId: caller.keyId === null ? Number(caller.sessionId) : null,
     provider,
     environment: environment ?? "production",
     codeVerifier,
@@ -145,13 +147,23 @@ export async function finishConnect(
       code: "provider_unavailable",
     };
   }
-  const revoked: CallbackPage = {
-    status: 400,
-    title: `${name} was not connected`,
-    message: "The API key that started this connection has been revoked since. Start again with a valid key.",
-    code: "key_revoked",
-  };
-  if (!(await keyActive(runtime, stored.apiKeyId))) return revoked;
+  const revoked: CallbackPage =
+    stored.apiKeyId === null
+      ? {
+          status: 400,
+          title: `${name} was not connected`,
+          message:
+            "The dashboard session that started this connection has ended since (signed out or expired). Sign in and start again.",
+          code: "session_ended",
+        }
+      : {
+          status: 400,
+          title: `${name} was not connected`,
+          message:
+            "The API key that started this connection has been revoked since. Start again with a valid key.",
+          code: "key_revoked",
+        };
+  if (!(await callerActive(runtime, stored))) return revoked;
 
   let exchanged;
   try {
@@ -180,12 +192,21 @@ export async function finishConnect(
     provider === "crm_leads" ? { ...account.metadata, environment: stored.environment } : account.metadata;
 
   return runtime.db.transaction().execute(async (trx): Promise<CallbackPage> => {
-    const key = await trx
-      .selectFrom("api_keys")
-      .select(["key_prefix", "name", "revoked_at"])
-      .where("id", "=", stored.apiKeyId)
-      .executeTakeFirst();
-    if (!key || !(await keyStillActive(trx, stored.apiKeyId))) return revoked;
+    // The key (or session) is read again with a share lock: a revocation or sign-out landing
+    // during the exchange either waits for this commit or is seen here.
+    let caller: { keyPrefix: string | null; keyName: string | null };
+    if (stored.apiKeyId !== null) {
+      const key = await trx
+        .selectFrom("api_keys")
+        .select(["key_prefix", "name", "revoked_at"])
+        .where("id", "=", stored.apiKeyId)
+        .executeTakeFirst();
+      if (!key || !(await keyStillActive(trx, stored.apiKeyId))) return revoked;
+      caller = { keyPrefix: key.key_prefix, keyName: key.name };
+    } else {
+      if (stored.sessionId === null || !(await sessionStillLive(trx, stored.sessionId, true))) return revoked;
+      caller = { keyPrefix: null, keyName: null };
+    }
     await lockAccountIntegrations(trx, stored.accountId);
     const values = {
       accountId: stored.accountId,
@@ -198,7 +219,10 @@ export async function finishConnect(
       refreshToken: runtime.cipher.encrypt(grant.refreshToken),
       apiBase: grant.apiBase,
       signingSecret: newSigningSecret(),
-      source: { channel: "api" as const, apiKeyId: stored.apiKeyId },
+      source:
+        stored.apiKeyId === null
+          ? { channel: "dashboard" as const, apiKeyId: null }
+          : { channel: "api" as const, apiKeyId: stored.apiKeyId },
     };
     const existing = await findCrmIntegration(
       trx,
@@ -233,7 +257,7 @@ export async function finishConnect(
       kind: "change",
       summary: describeKeyChange({
         integration: { id, displayName: account.displayName, provider },
-        caller: { keyPrefix: key.key_prefix, keyName: key.name },
+        caller,
         action: existing !== undefined ? "changed" : "created",
         additions: {
           destinations: [],
@@ -255,11 +279,15 @@ export async function finishConnect(
   });
 }
 
-async function keyActive(runtime: CrmRuntime, keyId: number): Promise<boolean> {
+/** Whether the key that asked for the link is not revoked, or its dashboard session is live. */
+async function callerActive(runtime: CrmRuntime, stored: OAuthState): Promise<boolean> {
+  if (stored.apiKeyId === null) {
+    return stored.sessionId !== null && (await sessionStillLive(runtime.db, stored.sessionId));
+  }
   const row = await runtime.db
     .selectFrom("api_keys")
     .select("revoked_at")
-    .where("id", "=", keyId)
+    .where("id", "=", stored.apiKeyId)
     .executeTakeFirst();
   return row !== undefined && row.revoked_at === null;
 }

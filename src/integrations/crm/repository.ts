@@ -6,7 +6,10 @@ import type { CrmField } from "./mapping.js";
 /** A connect link's state as stored (the state itself is only kept hashed). */
 export interface OAuthState {
   accountId: number;
-  apiKeyId: number;
+  /** The API key that asked for the link, or null when a dashboard session did. */
+  apiKeyId: number | null;
+  /** The dashboard session that asked for the link, or null when an API key did. */
+  sessionId: number | null;
   provider: string;
   environment: "production" | "sandbox";
   codeVerifier: string | null;
@@ -20,6 +23,7 @@ export async function insertOAuthState(db: DbOrTrx, stateHash: string, state: OA
       state_hash: stateHash,
       account_id: state.accountId,
       api_key_id: state.apiKeyId,
+      session_id: state.sessionId,
       provider: state.provider,
       environment: state.environment,
       code_verifier: state.codeVerifier,
@@ -45,6 +49,7 @@ export async function takeOAuthState(db: DbOrTrx, stateHash: string): Promise<OA
   return {
     accountId: row.account_id,
     apiKeyId: row.api_key_id,
+    sessionId: row.session_id,
     provider: row.provider,
     environment: row.environment === "sandbox" ? "sandbox" : "production",
     codeVerifier: row.code_verifier,
@@ -338,4 +343,20 @@ export async function connectionsDueForRefresh(
     .orderBy("i.token_expires_at")
     .limit(limit)
     .execute();
+}
+
+/**
+ * Whether the dashboard session that asked for a connect link is still live (not signed out, not
+ * expired). With `lock`, in a transaction, the row is held with a share lock until commit, so a
+ * sign-out (an update of the row) waits for the connection being written, or is seen by it.
+ */
+export async function sessionStillLive(db: DbOrTrx, sessionId: number, lock = false): Promise<boolean> {
+  let query = db
+    .selectFrom("dashboard_sessions")
+    .select("id")
+    .where("id", "=", String(sessionId))
+    .where("revoked_at", "is", null)
+    .where((eb) => eb("expires_at", ">", eb.fn<Date>("now", [])));
+  if (lock) query = query.forShare();
+  return (await query.executeTakeFirst()) !== undefined;
 }

@@ -1,4 +1,5 @@
 import type { Trx } from "../../db/database.js";
+import { answerWriter, type ClaimNotes } from "./answers.js";
 import { countFailures, nextAttempt, type DeliverDeps } from "./attempts.js";
 import { sendBatches } from "./batch-delivery.js";
 import {
@@ -11,6 +12,7 @@ import {
   parkUnlessConnected,
   recordAttempts,
   wakeClaimerAt,
+  wakeClaimerForNextDue,
   type AttemptRecord,
   type ClaimedDelivery,
 } from "./repository.js";
@@ -41,7 +43,10 @@ export async function deliverDue(deps: DeliverDeps, signal?: AbortSignal): Promi
   for (;;) {
     const claim = await deps.db.transaction().execute((trx) => deliverClaim(deps, trx));
     await afterClaim(deps, claim);
-    if (claim.claimed < CLAIM_SIZE && claim.left === 0) return;
+    if (claim.claimed < CLAIM_SIZE && claim.left === 0) {
+      await wakeClaimerForNextDue(deps.db);
+      return;
+    }
     if (signal?.aborted || Date.now() - started > CLAIMER_BUDGET_MS) {
       await wakeClaimerAt(deps.db, new Date());
       return;
@@ -75,15 +80,20 @@ interface Claim {
  * and the attempts are recorded before it commits (one row update per delivery). The claim writes
  * only its own deliveries' rows (and the wake-up jobs of its retries): whatever an API request may
  * hold meanwhile (an integration being changed or deleted) is touched after it commits, so the two
- * never wait on each other in a circle.
+ * never wait on each other in a circle. Each 2xx answer is also noted as it arrives, from another
+ * connection (answers.ts): when the claim dies before its commit, the next claim records the
+ * noted ones instead of sending them again.
  */
 async function deliverClaim(deps: DeliverDeps, trx: Trx): Promise<Claim> {
   const claimed = await lockDueDeliveries(trx, CLAIM_SIZE);
   const claim: Claim = { claimed: claimed.length, left: 0, attempted: [], toPark: new Map(), batched: [] };
   const toSend: ClaimedDelivery[] = [];
+  const answeredBefore: Attempted[] = [];
   for (const delivery of claimed) {
     const { integration } = delivery;
-    if (delivery.subscriptionActive !== true) {
+    if (delivery.answered) {
+      answeredBefore.push(answeredAttempt(delivery, delivery.answered));
+    } else if (delivery.subscriptionActive !== true) {
       await finishWithoutSubscription(trx, delivery);
     } else if (integration.status !== "connected") {
       const ids = claim.toPark.get(integration.id) ?? [];
@@ -99,12 +109,16 @@ async function deliverClaim(deps: DeliverDeps, trx: Trx): Promise<Claim> {
     trx,
     claim.batched.map((d) => d.id),
   );
-  claim.attempted = await attemptAll(deps, toSend);
-  claim.left = toSend.length - claim.attempted.length;
+  const notes = answerWriter(deps.db, deps.logger).claim();
+  const sent = await attemptAll(deps, toSend, notes);
+  await notes.settle();
+  claim.left = toSend.length - sent.length;
+  claim.attempted = [...answeredBefore, ...sent];
   if (claim.attempted.length === 0) return claim;
   await recordAttempts(
     trx,
     claim.attempted.map((a) => a.record),
+    [...answeredBefore.map((a) => a.delivery.id), ...notes.written],
   );
   const retries = claim.attempted.flatMap((a) => (a.record.nextAttemptAt ? [a.record.nextAttemptAt] : []));
   if (retries.length > 0) {
@@ -115,20 +129,63 @@ async function deliverClaim(deps: DeliverDeps, trx: Trx): Promise<Claim> {
 
 /**
  * Sends deliveries, `sendConcurrency` at a time, starting none once the claim's send budget has
- * run out. Answers the attempts made, in the order they ended.
+ * run out, and notes each 2xx answer as it arrives. Answers the attempts made, in the order they
+ * ended.
  */
-async function attemptAll(deps: DeliverDeps, deliveries: readonly ClaimedDelivery[]): Promise<Attempted[]> {
+async function attemptAll(
+  deps: DeliverDeps,
+  deliveries: readonly ClaimedDelivery[],
+  notes: ClaimNotes,
+): Promise<Attempted[]> {
   const attempted: Attempted[] = [];
   const until = Date.now() + CLAIM_SEND_BUDGET_MS;
   await inLanes(
     deps,
     deliveries,
     async (delivery) => {
-      attempted.push(await attemptOne(deps, delivery));
+      const a = await attemptOne(deps, delivery);
+      if (a.outcome.ok) {
+        notes.note({
+          id: delivery.id,
+          attemptCount: delivery.attemptCount,
+          statusCode: a.outcome.statusCode,
+          latencyMs: a.outcome.latencyMs,
+          responseBody: a.outcome.responseBody,
+        });
+      }
+      attempted.push(a);
     },
     until,
   );
   return attempted;
+}
+
+/** A delivery whose 2xx answer a claim that died had noted: recorded as that success, not sent. */
+function answeredAttempt(
+  delivery: ClaimedDelivery,
+  answer: NonNullable<ClaimedDelivery["answered"]>,
+): Attempted {
+  return {
+    delivery,
+    outcome: {
+      ok: true,
+      statusCode: answer.statusCode,
+      latencyMs: answer.latencyMs,
+      error: null,
+      responseBody: answer.responseBody,
+      retryAfterSeconds: null,
+    },
+    record: {
+      id: delivery.id,
+      status: "success",
+      statusCode: answer.statusCode,
+      latencyMs: answer.latencyMs,
+      errorMessage: null,
+      responseBody: answer.responseBody,
+      completed: true,
+      nextAttemptAt: null,
+    },
+  };
 }
 
 /**

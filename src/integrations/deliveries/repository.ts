@@ -1,4 +1,4 @@
-import { sql, type Selectable } from "kysely";
+import { sql, type RawBuilder, type Selectable } from "kysely";
 import type { DbOrTrx, Trx } from "../../db/database.js";
 import type { IntegrationDeliveriesTable } from "../../db/schema/integrations.js";
 import type { EventType } from "../../events/types.js";
@@ -211,16 +211,46 @@ export async function queueAttempt(trx: DbOrTrx, deliveryId: number, runAt: Date
   await wakeClaimerAt(trx, runAt ?? new Date());
 }
 
-/** Queues a claimer job at `runAt` (deduplicated per second of `runAt`). */
+/**
+ * Queues a claimer job at `runAt`, deduplicated per second of `runAt`: the job of a second keeps
+ * the earliest time asked for in it (`preserve_run_at`), so a delivery due later in that second
+ * can find the job already run; the claimer wakes again for it (wakeClaimerForNextDue).
+ */
 export async function wakeClaimerAt(trx: DbOrTrx, runAt: Date): Promise<void> {
-  const second = Math.floor(runAt.getTime() / 1000);
-  await sql`select graphile_worker.add_job(
+  await sql`select ${claimerJob(sql`${runAt}::timestamptz`)}`.execute(trx);
+}
+
+/** The add_job expression of wakeClaimerAt for a `run_at` expression of the statement. */
+function claimerJob(runAt: RawBuilder<unknown>): RawBuilder<unknown> {
+  return sql`graphile_worker.add_job(
       ${DELIVER_TASK}::text, '{}'::json,
       run_at => ${runAt},
       max_attempts => 25,
-      job_key => ${`${DELIVER_TASK}:${second}`}::text,
+      job_key => ${`${DELIVER_TASK}:`}::text || floor(extract(epoch from ${runAt}))::bigint::text,
       job_key_mode => 'preserve_run_at'
-    )`.execute(trx);
+    )`;
+}
+
+/** How far ahead a claimer that found nothing due wakes one for the next due delivery. */
+const NEXT_DUE_HORIZON_SECONDS = 60;
+
+/**
+ * Wakes a claimer when the earliest delivery due later than now (within a minute) is due, in one
+ * statement; nothing when none is. A claimer runs this when it finds nothing more due: a delivery
+ * due late in a second whose wake-up ran early in it is then sent on time, not by the minute's
+ * sweep. Deliveries already due (held by other claimers) do not count, so this never wakes a
+ * claimer for rows it cannot take.
+ */
+export async function wakeClaimerForNextDue(db: DbOrTrx): Promise<void> {
+  await sql`
+    select ${claimerJob(sql`d.at`)}
+    from (
+      select next_attempt_at as at from integration_deliveries
+      where next_attempt_at > now()
+        and next_attempt_at < now() + make_interval(secs => ${NEXT_DUE_HORIZON_SECONDS})
+      order by next_attempt_at
+      limit 1
+    ) d`.execute(db);
 }
 
 /** A delivery taken by a claimer, with what sending it needs. */
@@ -239,6 +269,11 @@ export interface ClaimedDelivery {
   integration: DeliveryIntegration;
   /** Whether its subscription is still active (null: it has none). */
   subscriptionActive: boolean | null;
+  /**
+   * The 2xx answer of this attempt noted by a claim that died before recording it (answers.ts):
+   * it reached its receiver and is recorded without being sent again.
+   */
+  answered: { statusCode: number | null; latencyMs: number; responseBody: string | null } | null;
 }
 
 interface ClaimedRow {
@@ -261,6 +296,10 @@ interface ClaimedRow {
   api_key: string | null;
   api_key_destinations: string[];
   subscription_active: boolean | null;
+  answered: boolean;
+  answer_status_code: number | null;
+  answer_latency_ms: number | null;
+  answer_response_body: string | null;
 }
 
 /**
@@ -281,10 +320,13 @@ export async function lockDueDeliveries(trx: Trx, limit: number): Promise<Claime
     )
     select c.*, i.account_id, i.provider, i.status as integration_status,
       i.target_url as integration_target_url, i.signing_secret, i.api_key, i.api_key_destinations,
-      s.is_active as subscription_active
+      s.is_active as subscription_active, a.delivery_id is not null as answered,
+      a.status_code as answer_status_code, a.latency_ms as answer_latency_ms,
+      a.response_body as answer_response_body
     from claimed c
     join integrations i on i.id = c.integration_id
     left join integration_subscriptions s on s.id = c.subscription_id
+    left join integration_delivery_answers a on a.delivery_id = c.id and a.attempt_count = c.attempt_count
     order by c.id`.execute(trx);
   return rows.map((row) => ({
     id: row.id,
@@ -308,6 +350,13 @@ export async function lockDueDeliveries(trx: Trx, limit: number): Promise<Claime
       api_key_destinations: row.api_key_destinations,
     }),
     subscriptionActive: row.subscription_id === null ? null : (row.subscription_active ?? false),
+    answered: row.answered
+      ? {
+          statusCode: row.answer_status_code,
+          latencyMs: row.answer_latency_ms ?? 0,
+          responseBody: row.answer_response_body,
+        }
+      : null,
   }));
 }
 
@@ -335,10 +384,14 @@ export async function nextDueAt(db: DbOrTrx): Promise<Date | null> {
   return row?.next_attempt_at ?? null;
 }
 
-/** The attempts of one claim, recorded in one statement. */
+/**
+ * The attempts of one claim, recorded in one statement, which also deletes the answers noted for
+ * `noted` (answers.ts).
+ */
 export async function recordAttempts(
   trx: DbOrTrx,
   attempts: readonly (AttemptRecord & { id: number })[],
+  noted: readonly number[] = [],
 ): Promise<void> {
   if (attempts.length === 0) return;
   const rows = JSON.stringify(
@@ -353,7 +406,13 @@ export async function recordAttempts(
       next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
     })),
   );
-  await sql`
+  const forget =
+    noted.length === 0
+      ? sql``
+      : sql`with forgotten as (
+          delete from integration_delivery_answers where delivery_id = any(${[...noted]}::integer[]))
+        `;
+  await sql`${forget}
     update integration_deliveries d set
       status = v.status,
       status_code = v.status_code,

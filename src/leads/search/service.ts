@@ -2,6 +2,7 @@ import { getAccountWithBalance } from "../../accounts/service.js";
 import { chargeDelivery } from "../../credits/charge.js";
 import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
+import type { DeliveryChannel } from "../../exports/method.js";
 import { startLeadDelivery } from "../versions.js";
 import { NO_CONTROLS, type SearchControls } from "./controls.js";
 import type { SearchFilters } from "./filters.js";
@@ -101,8 +102,8 @@ export function paidSearchOptions(
  * order, docs/leads.md). `total` counts that list and the page is cut from it, then cut to
  * `maxResults`. `excludePurchased` leaves the received leads out of the list. Each new lead on the
  * page costs 1 credit; every lead on the page is recorded in the lead export history (method
- * `api`, snapshot), in the transaction of the ledger charge (chargeDelivery, src/credits/charge.ts),
- * and the entries decide which leads are new: 402 `insufficient_credits` when a concurrent
+ * `api`, or `dashboard` from a session; snapshot), in the transaction of the ledger charge
+ * (chargeDelivery, src/credits/charge.ts), and the entries decide which leads are new: 402 `insufficient_credits` when a concurrent
  * request spent the balance meanwhile, 429 `charge_in_progress` when the entries or the credit
  * lock are not free within 2 seconds. It runs in one of the account's lead query slots
  * (capacity.ts), whose claim the balance is read beside.
@@ -112,9 +113,10 @@ export async function searchLeads(
   accountId: number,
   filters: SearchFilters,
   controls: SearchControls = NO_CONTROLS,
+  method: DeliveryChannel = "api",
 ): Promise<SearchOutcome> {
   return inSlot(dbs, accountId, (spendable) =>
-    searchWithin(dbs, accountId, filters, controls, spendable.leads),
+    searchWithin(dbs, accountId, filters, controls, spendable.leads, method),
   );
 }
 
@@ -130,6 +132,7 @@ async function searchWithin(
   filters: SearchFilters,
   controls: SearchControls,
   balance: number,
+  method: DeliveryChannel,
 ): Promise<SearchOutcome> {
   const { db, searchDb } = dbs;
   const options = paidSearchOptions(accountId, controls, balance);
@@ -150,7 +153,7 @@ async function searchWithin(
           reference: "search",
           entryWait: "bounded",
           deliver: async (trx, creditLock) => {
-            const delivery = await startLeadDelivery(trx, { accountId, method: "api" });
+            const delivery = await startLeadDelivery(trx, { accountId, method });
             found = await searching;
             const ids = found.page.map((lead) => lead.id);
             // The entries and then the credit lock, in one statement.
