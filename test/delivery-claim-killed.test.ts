@@ -5,16 +5,13 @@ import { createDatabase } from "../src/db/database.js";
 import type { DeliverDeps } from "../src/integrations/deliveries/attempts.js";
 import { deliverDue, SEND_CONCURRENCY } from "../src/integrations/deliveries/deliver.js";
 import { answerWriter, noteAnswers } from "../src/integrations/deliveries/answers.js";
-import { dispatchAccountEvents } from "../src/integrations/deliveries/dispatch.js";
 import { CLAIM_SIZE, DELIVER_TASK } from "../src/integrations/deliveries/repository.js";
 import { deliveryTaskList } from "../src/integrations/deliveries/tasks.js";
-import { recordDeliveredLeads } from "../src/leads/versions.js";
 import { Outbound } from "../src/outbound/index.js";
 import { useTestApp } from "./helpers/app.js";
+import { accountWithLeadDeliveries } from "./helpers/delivery-factories.js";
 import { TEST_RETRY_DELAYS_MS } from "./helpers/delivery-runner.js";
-import { buildAccount } from "./helpers/factories.js";
-import { buildLeads } from "./helpers/leads-factories.js";
-import { createWebhook, startReceiver, type Receiver } from "./helpers/webhook-receiver.js";
+import { startReceiver, type Receiver } from "./helpers/webhook-receiver.js";
 
 // A claimer whose worker is SIGKILLed in the middle of a claim (docs/events.md "The delivery
 // queue"): its transaction dies with its connection, so nothing of the claim is recorded and the
@@ -68,15 +65,7 @@ function doomedClaimer() {
 describe("a claimer killed in the middle of its claim", () => {
   it("is followed by a claim that sends again only what was on the wire, and loses nothing", async () => {
     const count = CLAIM_SIZE;
-    const { accountId, auth } = await buildAccount(t.ctx.db);
-    const hook = await createWebhook(t, receiver, auth, ["lead.created"]);
-    const leadIds = await buildLeads(t.ctx.db, count, () => ({}));
-    await t.ctx.db
-      .transaction()
-      .execute((trx) =>
-        recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds }),
-      );
-    await dispatchAccountEvents(t.ctx.db, accountId);
+    const { hook } = await accountWithLeadDeliveries(t, receiver, count);
     // A receiver answering in 20 ms: 16 attempts on the wire, about 800 a second.
     receiver.answers.push(...Array.from({ length: count * 2 }, () => ({ status: 200, delayMs: 20 })));
 
@@ -143,15 +132,7 @@ describe("a claimer killed in the middle of its claim", () => {
 
   it("notes the answers of all claimers together, a few milliseconds' worth per statement", async () => {
     const count = CLAIM_SIZE * 4;
-    const { accountId, auth } = await buildAccount(t.ctx.db);
-    const hook = await createWebhook(t, receiver, auth, ["lead.created"]);
-    const leadIds = await buildLeads(t.ctx.db, count, () => ({}));
-    await t.ctx.db
-      .transaction()
-      .execute((trx) =>
-        recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds }),
-      );
-    await dispatchAccountEvents(t.ctx.db, accountId);
+    const { hook } = await accountWithLeadDeliveries(t, receiver, count);
     const writer = answerWriter(t.ctx.db, silent);
     const before = writer.statements;
     await Promise.all([deliverDue(deps()), deliverDue(deps()), deliverDue(deps()), deliverDue(deps())]);

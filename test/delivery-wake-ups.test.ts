@@ -1,14 +1,11 @@
 import { sql } from "kysely";
 import type { Runner } from "graphile-worker";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { dispatchAccountEvents } from "../src/integrations/deliveries/dispatch.js";
 import { wakeClaimerAt } from "../src/integrations/deliveries/repository.js";
-import { recordDeliveredLeads } from "../src/leads/versions.js";
 import { useTestApp } from "./helpers/app.js";
+import { accountWithLeadDeliveries } from "./helpers/delivery-factories.js";
 import { startDeliveryRunner } from "./helpers/delivery-runner.js";
-import { buildAccount } from "./helpers/factories.js";
-import { buildLeads } from "./helpers/leads-factories.js";
-import { createWebhook, startReceiver, type Receiver } from "./helpers/webhook-receiver.js";
+import { startReceiver, type Receiver } from "./helpers/webhook-receiver.js";
 
 // Wake-ups of the delivery claimers (docs/events.md "The delivery queue"): one job per second of
 // due time keeps the earliest time asked for in that second, so a delivery due later in the same
@@ -26,15 +23,7 @@ afterAll(async () => {
 });
 
 it("sends a delivery due late in a second whose wake-up job was asked for earlier in that second", async () => {
-  const { accountId, auth } = await buildAccount(t.ctx.db);
-  const hook = await createWebhook(t, receiver, auth, ["lead.created"]);
-  const leadIds = await buildLeads(t.ctx.db, 2, () => ({}));
-  await t.ctx.db
-    .transaction()
-    .execute((trx) =>
-      recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds }),
-    );
-  await dispatchAccountEvents(t.ctx.db, accountId);
+  const { hook } = await accountWithLeadDeliveries(t, receiver, 2);
   const ids = (
     await t.ctx.db
       .selectFrom("integration_deliveries")

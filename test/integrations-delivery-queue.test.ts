@@ -7,6 +7,7 @@ import { dispatchAccountEvents } from "../src/integrations/deliveries/dispatch.j
 import { CLAIM_SIZE, lockDueDeliveries } from "../src/integrations/deliveries/repository.js";
 import { recordDeliveredLeads } from "../src/leads/versions.js";
 import { useTestApp } from "./helpers/app.js";
+import { accountWithLeadDeliveries } from "./helpers/delivery-factories.js";
 import { TEST_RETRY_DELAYS_MS } from "./helpers/delivery-runner.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLeads } from "./helpers/leads-factories.js";
@@ -32,18 +33,7 @@ const deps = (): DeliverDeps => ({
 });
 
 /** An account with a `lead.created` webhook and `count` lead events dispatched into deliveries. */
-async function dispatched(count: number) {
-  const { accountId, auth } = await buildAccount(t.ctx.db);
-  const hook = await createWebhook(t, receiver, auth, ["lead.created"]);
-  const leadIds = await buildLeads(t.ctx.db, count, () => ({}));
-  await t.ctx.db
-    .transaction()
-    .execute((trx) =>
-      recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds }),
-    );
-  await dispatchAccountEvents(t.ctx.db, accountId);
-  return { accountId, hook };
-}
+const dispatched = (count: number) => accountWithLeadDeliveries(t, receiver, count);
 
 async function deliveryRows(integrationId: number) {
   return t.ctx.db
