@@ -8,6 +8,7 @@ export const PAGE_PATHS = [
   "/billing",
   "/search",
   "/exports",
+  "/enrichments",
 ] as const;
 
 /** The script's and the style sheet's addresses. */

@@ -8,6 +8,7 @@ import { overviewPage } from "./overview.js";
 import { requireSession } from "./session.js";
 import { searchPage } from "./search.js";
 import { exportsPage } from "./exports.js";
+import { enrichmentsPage } from "./enrichments.js";
 import { signInPage } from "./sign-in.js";
 
 /** Draws the page of the current path (the server serves the same shell at each). */
@@ -20,6 +21,7 @@ async function start(): Promise<void> {
   if (path === "/keys") return keysPage();
   if (path === "/search") return searchPage();
   if (path === "/exports") return exportsPage();
+  if (path === "/enrichments") return enrichmentsPage();
   if (path === "/integrations") return integrationsPage();
   if (path === "/schedules") return schedulesPage();
   if (path === "/billing") return billingPage();
@@ -45,6 +47,7 @@ function drawNav(email: string): void {
     el("a", { href: "/keys" }, "API keys"),
     el("a", { href: "/search" }, "Lead search"),
     el("a", { href: "/exports" }, "Exports"),
+    el("a", { href: "/enrichments" }, "Enrichments"),
     el("a", { href: "/integrations" }, "Integrations"),
     el("a", { href: "/schedules" }, "E-mail schedules"),
     el("a", { href: "/billing" }, "Billing"),

@@ -8,7 +8,8 @@ type KeywordList = components["schemas"]["KeywordList"];
 
 /**
  * The saved parts of a search: filter presets (list, apply to the form, save the form's filters)
- * and keyword lists (list, add their keywords to the form's keywords).
+ * and keyword lists (list, add their keywords to the form's keywords); both can be deleted, after
+ * the browser's confirmation.
  */
 export function savedSearches(
   form: FilterForm,
@@ -22,6 +23,8 @@ export function savedSearches(
   const savePreset = el("button", { type: "button", id: "save-preset" }, "Save filters as preset");
   const listSelect = el("select", { id: "keyword-list" });
   const applyList = el("button", { type: "button", id: "apply-keyword-list" }, "Add to keywords");
+  const deletePreset = el("button", { type: "button", id: "delete-preset" }, "Delete preset");
+  const deleteList = el("button", { type: "button", id: "delete-keyword-list" }, "Delete list");
 
   const node = el(
     "section",
@@ -33,6 +36,7 @@ export function savedSearches(
       el("label", { for: "preset" }, "Saved preset"),
       presetSelect,
       applyPreset,
+      deletePreset,
       el("label", { for: "preset-name" }, "Name of a new preset"),
       presetName,
       savePreset,
@@ -44,6 +48,7 @@ export function savedSearches(
       el("label", { for: "keyword-list" }, "Keyword list"),
       listSelect,
       applyList,
+      deleteList,
     ),
   );
 
@@ -109,6 +114,44 @@ export function savedSearches(
     box.say(
       `Keyword list "${list.name}" added to the ${list.type === "negative" ? "excluded " : ""}keywords.`,
     );
+  });
+
+  deletePreset.addEventListener("click", () => {
+    void (async () => {
+      const preset = presets.find((p) => String(p.id) === presetSelect.value);
+      if (!preset) return box.say("Choose a preset first.", "error");
+      if (!window.confirm(`Delete the preset "${preset.name}"?`)) return;
+      deletePreset.disabled = true;
+      try {
+        const { data, error, response } = await api.DELETE("/api/v1/filter-presets/{id}", {
+          params: { path: { id: preset.id } },
+        });
+        if (!data) return box.say(messageOf(error, response), "error");
+        box.say(`Preset "${preset.name}" deleted.`);
+        await loadPresets();
+      } finally {
+        deletePreset.disabled = false;
+      }
+    })();
+  });
+
+  deleteList.addEventListener("click", () => {
+    void (async () => {
+      const list = lists.find((l) => String(l.id) === listSelect.value);
+      if (!list) return box.say("Choose a keyword list first.", "error");
+      if (!window.confirm(`Delete the keyword list "${list.name}"?`)) return;
+      deleteList.disabled = true;
+      try {
+        const { data, error, response } = await api.DELETE("/api/v1/keyword-lists/{id}", {
+          params: { path: { id: list.id } },
+        });
+        if (!data) return box.say(messageOf(error, response), "error");
+        box.say(`Keyword list "${list.name}" deleted.`);
+        await loadLists();
+      } finally {
+        deleteList.disabled = false;
+      }
+    })();
   });
 
   return {
