@@ -42,11 +42,14 @@ describe.skipIf(!haveBrowser)("the dashboard in Chromium", () => {
       await page.goto(link);
       await page.waitForURL(`${base}/`);
       await page.locator("#overview").waitFor();
+      await page.locator("#usage dd").first().waitFor();
       await screenshot(page, "overview");
       const overview = await page.locator("#overview").innerText();
       expect(overview).toContain("growth");
       expect(overview).toContain(hostile);
       expect(await page.locator("#overview img").count()).toBe(0);
+      await page.locator("#usage dd").first().waitFor();
+      expect(await page.locator("#usage").innerText()).toMatch(/Leads received\s+0/);
 
       // The session is an HttpOnly cookie; nothing is kept in the page's storage.
       const cookies = await context.cookies();
