@@ -1,5 +1,4 @@
 import { resolve } from "node:path";
-import { RETRY_DELAYS_MS } from "./integrations/deliveries/schedule.js";
 
 /** Which parts of the service a process runs. */
 export type Role = "all" | "api" | "worker";
@@ -48,10 +47,11 @@ export interface Config {
   s3: S3Config | undefined;
   /**
    * `DELIVERY_RETRY_DELAYS_MS`: the waits (ms) before the automatic retries of a failed delivery,
-   * one per retry; default the production schedule (`RETRY_DELAYS_MS`, 5 s ... 24 h). Fault drills
-   * shorten it so a failing receiver runs through its retries and `needs_attention` in seconds.
+   * one per retry; unset: the production schedule (`RETRY_DELAYS_MS` in
+   * src/integrations/deliveries/schedule.ts, 5 s ... 24 h). Fault drills shorten it so a failing
+   * receiver runs through its retries and `needs_attention` in seconds.
    */
-  deliveryRetryDelaysMs: readonly number[];
+  deliveryRetryDelaysMs: readonly number[] | undefined;
 }
 
 /**
@@ -209,8 +209,8 @@ const MAX_RETRY_DELAY_MS = 7 * 24 * 3_600_000;
  * `DELIVERY_RETRY_DELAYS_MS`: comma-separated whole milliseconds, each from 1 to a week (at least
  * one); unset or empty: the production schedule.
  */
-function retryDelaysFrom(raw: string | undefined): readonly number[] {
-  if (raw === undefined || raw.trim() === "") return RETRY_DELAYS_MS;
+function retryDelaysFrom(raw: string | undefined): readonly number[] | undefined {
+  if (raw === undefined || raw.trim() === "") return undefined;
   const parts = raw.split(",").map((p) => p.trim());
   const delays = parts.map((p) => (/^[0-9]+$/.test(p) ? Number(p) : NaN));
   if (delays.some((d) => !Number.isSafeInteger(d) || d < 1 || d > MAX_RETRY_DELAY_MS)) {

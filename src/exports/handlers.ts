@@ -8,7 +8,8 @@ import { runLongRunning, type LongRunningCall, type LongRunningDeps } from "../j
 import { exportAnswerForm } from "./answer-form.js";
 import { parseExportRequest, storedFilters, type ExportAnswerForm } from "./job/input.js";
 import { leadsExportJob } from "./job/kind.js";
-import { channelScopedCall, exportMethodOf } from "./method.js";
+import { exportMethodOf } from "../leads/delivery-channel.js";
+import { channelScopedCall } from "./method.js";
 import { checkExportFits } from "./job/service.js";
 
 /**

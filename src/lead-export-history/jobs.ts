@@ -1,5 +1,5 @@
 import { columnsOf } from "../export-files/columns.js";
-import { parseDeliveryChannel, type DeliveryChannel } from "../exports/method.js";
+import { parseDeliveryChannel, type DeliveryChannel } from "../leads/delivery-channel.js";
 import type { FileFormat } from "../export-files/format.js";
 import { deleteExportFiles, writeExportFiles, type WrittenExport } from "../export-files/store.js";
 import { recordExportFiles } from "../export-history/service.js";
@@ -30,7 +30,7 @@ export interface RefreshJobInput {
 export interface HistoryExportJobInput {
   trackingIds: number[];
   format: FileFormat;
-  /** The channel the file records (src/exports/method.ts). */
+  /** The channel the file records (src/leads/delivery-channel.ts). */
   method: DeliveryChannel;
 }
 

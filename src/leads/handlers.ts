@@ -1,7 +1,7 @@
 import type { components } from "../../generated/api.js";
 import { fromTenths } from "../credits/ledger.js";
 import type { Db } from "../db/database.js";
-import { exportMethodOf } from "../exports/method.js";
+import { exportMethodOf } from "./delivery-channel.js";
 import type { Handlers } from "../http/contract.js";
 import { jsonText } from "../http/json-text.js";
 import type { ApiLead } from "./presenter.js";

@@ -1,7 +1,7 @@
 import type { FileFormat } from "../../export-files/format.js";
 import { ApiError, describeDetails, errors, type ErrorDetail } from "../../http/errors.js";
 import { parseSearchFilters, searchFiltersToJson, type SearchFilters } from "../../leads/search/filters.js";
-import { parseDeliveryChannel, type DeliveryChannel } from "../method.js";
+import { parseDeliveryChannel, type DeliveryChannel } from "../../leads/delivery-channel.js";
 import type { ExportCaps } from "./selection.js";
 
 /**

@@ -2,7 +2,7 @@ import { getAccountWithBalance } from "../../accounts/service.js";
 import { chargeDelivery } from "../../credits/charge.js";
 import { spendable, type Spendable } from "../../credits/spendable.js";
 import type { Db } from "../../db/database.js";
-import type { DeliveryChannel } from "../../exports/method.js";
+import type { DeliveryChannel } from "../delivery-channel.js";
 import { startLeadDelivery } from "../versions.js";
 import { NO_CONTROLS, type SearchControls } from "./controls.js";
 import type { SearchFilters } from "./filters.js";
