@@ -1,14 +1,12 @@
 import { readFile } from "node:fs/promises";
-import { run as runWorker, type Runner } from "graphile-worker";
-import { pino } from "pino";
+import type { Runner } from "graphile-worker";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { enrichmentTaskList } from "../src/enrichments/worker/task.js";
-import { workerLogger } from "../src/jobs/runtime.js";
 import { closePageAgent, Outbound } from "../src/outbound/index.js";
-import { haveBrowser, useDashboardBrowser } from "./helpers/dashboard-browser.js";
+import { haveBrowser, useDashboardBrowser, watchErrors } from "./helpers/dashboard-browser.js";
 import { csvRecords } from "./helpers/export-job-factories.js";
 import { buildAccount } from "./helpers/factories.js";
+import { startEnrichmentRunner } from "./helpers/jobs-factories.js";
 import { buildLead, markReceived, uniqueWord } from "./helpers/leads-factories.js";
 import {
   homePage,
@@ -38,26 +36,7 @@ let runner: Runner | undefined;
 beforeAll(async () => {
   if (!haveBrowser) return;
   sites = await startSmallBusinessSites();
-  await t.ctx.jobs.ensureQueue();
-  const silent = pino({ level: "silent" });
-  // The worker's enrichment tasks, with tiny slices: the run goes back to the queue between its
-  // steps, so the page sees it move.
-  runner = await runWorker({
-    pgPool: t.ctx.pool,
-    concurrency: 2,
-    noHandleSignals: true,
-    pollInterval: 100,
-    taskList: enrichmentTaskList({
-      db: t.ctx.db,
-      storage: t.ctx.storage,
-      outbound,
-      signingSecret: t.ctx.signingSecret,
-      publicBaseUrl: t.ctx.config.publicBaseUrl,
-      logger: silent,
-      settings: { politenessDelayMs: 0, sliceMs: 1, matchBatch: 1 },
-    }),
-    logger: workerLogger(silent),
-  });
+  runner = await startEnrichmentRunner(t.ctx, outbound, 2);
 }, 30_000);
 
 afterAll(async () => {
@@ -66,17 +45,6 @@ afterAll(async () => {
   outbound.close();
   await sites?.close();
 });
-
-/** Errors a page raised, and CSP refusals it reported on its console. */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(err.message));
-  page.on("console", (msg) => {
-    // An error answer of the API is logged by Chromium as a failed resource: expected, not a fault.
-    if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource")) errors.push(msg.text());
-  });
-  return errors;
-}
 
 /** The bytes of the download the click starts. */
 async function downloadOf(page: Page, click: () => Promise<void>): Promise<{ name: string; body: Buffer }> {

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useJobRunner } from "./helpers/app.js";
-import { haveBrowser, useDashboardBrowser } from "./helpers/dashboard-browser.js";
+import { haveBrowser, useDashboardBrowser, watchErrors } from "./helpers/dashboard-browser.js";
 import { buildExport, buildFormat, sampleLeads } from "./helpers/export-factories.js";
 import { buildWordLeads, csvRecords } from "./helpers/export-job-factories.js";
 import { buildAccount } from "./helpers/factories.js";
@@ -15,17 +15,6 @@ import { buildLeads, uniqueWord } from "./helpers/leads-factories.js";
 const d = await useDashboardBrowser();
 const { t, base } = d;
 useJobRunner(t);
-
-/** Errors a page raised, and CSP refusals it reported on its console. */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on("pageerror", (err) => errors.push(err.message));
-  page.on("console", (msg) => {
-    // An error answer of the API is logged by Chromium as a failed resource: expected, not a fault.
-    if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource")) errors.push(msg.text());
-  });
-  return errors;
-}
 
 async function methodsOf(accountId: number): Promise<string[]> {
   const rows = await t.ctx.db

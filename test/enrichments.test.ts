@@ -1,4 +1,3 @@
-import { run as runWorker } from "graphile-worker";
 import { sql } from "kysely";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,15 +7,11 @@ import { spendable } from "../src/credits/spendable.js";
 import { claimRun, LeaseLostError, updateLeasedRun } from "../src/enrichments/repository.js";
 import { matchNextBatch } from "../src/enrichments/worker/matching.js";
 import type { EnrichmentSettings } from "../src/enrichments/worker/settings.js";
-import {
-  enrichmentTaskList,
-  processRunSlice,
-  runContext,
-  sweepStalledRuns,
-} from "../src/enrichments/worker/task.js";
+import { processRunSlice, runContext, sweepStalledRuns } from "../src/enrichments/worker/task.js";
 import { closePageAgent, Outbound } from "../src/outbound/index.js";
 import { useTestApp, type TestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
+import { startEnrichmentRunner } from "./helpers/jobs-factories.js";
 import { expectKeyAndPlanRequired } from "./helpers/lead-records-factories.js";
 import { buildLead, markReceived, uniqueWord } from "./helpers/leads-factories.js";
 import {
@@ -657,22 +652,7 @@ describe("a run", () => {
     const site = newHost();
     await buildLead(t.ctx.db, { registered_url: `https://${known}` });
     sites.add(site, { "/": withPhone(site) });
-    const runner = await runWorker({
-      pgPool: t.ctx.pool,
-      concurrency: 1,
-      noHandleSignals: true,
-      pollInterval: 100,
-      taskList: enrichmentTaskList({
-        db: t.ctx.db,
-        storage: t.ctx.storage,
-        outbound,
-        signingSecret: t.ctx.signingSecret,
-        publicBaseUrl: t.ctx.config.publicBaseUrl,
-        logger: pino({ level: "silent" }),
-        // Tiny slices: the run is handed back to the queue between its steps.
-        settings: { politenessDelayMs: 0, sliceMs: 1, matchBatch: 1 },
-      }),
-    });
+    const runner = await startEnrichmentRunner(t.ctx, outbound);
     try {
       const id = await submit(auth, { urls: [known, sites.url(site), "junk"] });
       const seen = new Set<string>();

@@ -54,6 +54,17 @@ export interface DashboardBrowser {
   screenshot(page: Page, name: string): Promise<void>;
 }
 
+/** Errors a page raised, and CSP refusals it reported on its console (collected as they come). */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on("pageerror", (err) => errors.push(err.message));
+  page.on("console", (msg) => {
+    // An error answer of the API is logged by Chromium as a failed resource: expected, not a fault.
+    if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource")) errors.push(msg.text());
+  });
+  return errors;
+}
+
 /** Call at the top of a test file: `const d = await useDashboardBrowser();`. */
 export async function useDashboardBrowser(overrides: Partial<Config> = {}): Promise<DashboardBrowser> {
   const port = await listenPort();

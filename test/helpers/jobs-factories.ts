@@ -49,6 +49,35 @@ export async function startJobRunner(ctx: AppContext, concurrency = 8): Promise<
   });
 }
 
+/**
+ * Starts an in-process runner with only the enrichment tasks, through `outbound` (a test's own,
+ * e.g. with a host-name stub), with tiny slices: a run goes back to the queue between its steps,
+ * so a test sees it move through its statuses.
+ */
+export async function startEnrichmentRunner(
+  ctx: AppContext,
+  outbound: AppContext["outbound"],
+  concurrency = 1,
+): Promise<Runner> {
+  await ctx.jobs.ensureQueue();
+  return run({
+    pgPool: ctx.pool,
+    concurrency,
+    noHandleSignals: true,
+    pollInterval: 100,
+    taskList: enrichmentTaskList({
+      db: ctx.db,
+      storage: ctx.storage,
+      outbound,
+      signingSecret: ctx.signingSecret,
+      publicBaseUrl: ctx.config.publicBaseUrl,
+      logger: silent,
+      settings: { politenessDelayMs: 0, sliceMs: 1, matchBatch: 1 },
+    }),
+    logger: workerLogger(silent),
+  });
+}
+
 /** A latch per name: `waitFor` resolves once `release` was called (before or after). */
 export class Gates {
   private readonly gates = new Map<string, { promise: Promise<void>; open: () => void }>();
