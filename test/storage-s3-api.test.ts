@@ -52,12 +52,21 @@ async function keysUnder(prefix: string): Promise<string[]> {
   return (page.Contents ?? []).map((o) => o.Key!).sort();
 }
 
+/**
+ * Whether the bucket holds the key: only the store's 404 means no. Any other failure (a socket the
+ * client kept from before the store was restarted) is asked again, then thrown.
+ */
 async function inBucket(key: string): Promise<boolean> {
-  try {
-    await bucket.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
-    return true;
-  } catch {
-    return false;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await bucket.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: key }));
+      return true;
+    } catch (err) {
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404)
+        return false;
+      if (attempt === 3) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
 }
 
