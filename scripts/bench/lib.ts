@@ -25,6 +25,18 @@ export async function benchDatabase(): Promise<{ url: string; stop(): Promise<vo
   };
 }
 
+/**
+ * Whether the PostgreSQL server runs its shared memory on huge pages (`on` / `off`; PostgreSQL
+ * 17+). On this project's VM it changes the figures of database-bound benchmarks by a third or
+ * more (docs/performance.md), so each run records it beside its figures.
+ */
+export async function hugePagesStatus(db: Db): Promise<string | undefined> {
+  const { rows } = await sql<{ s: string }>`select current_setting('huge_pages_status', true) as s`.execute(
+    db,
+  );
+  return rows[0]?.s;
+}
+
 /** The service's entry point as `npm start` runs it: built once per bench run (`npm run build`). */
 const SERVICE_ENTRY = "src/main.ts";
 let serviceBuilt = false;

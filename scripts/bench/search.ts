@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startEmbeddedPostgres } from "../../src/db/embedded.js";
 import { searchPageJsonQuery, searchTableServes } from "../../src/leads/search/query.js";
 import { createSearchDatabase } from "../../src/leads/search/settings.js";
-import { ensureLeads, freePort, startProcess, stopProcess } from "./lib.js";
+import { ensureLeads, freePort, hugePagesStatus, startProcess, stopProcess } from "./lib.js";
 import { clientShapeName, clientShapeQueries, random } from "./search-shapes.js";
 
 const LEADS = Number(process.env.BENCH_SEARCH_LEADS ?? 1_000_000);
@@ -489,6 +489,7 @@ async function benchSearchOn(
       peakServiceRssMb: peakRssMb(service.pid),
       sharedBuffers: (await sql<{ s: string }>`select current_setting('shared_buffers') as s`.execute(db))
         .rows[0]?.s,
+      postgresHugePages: await hugePagesStatus(db),
       goal: "HTTP p95 <= 150 ms for both shapes at 1M (at 5M: narrow <= 150 ms, broad <= 500 ms), <= 1.5x the direct SQL p95",
       withinGoal: {
         narrow: p95(narrow) <= 150 && ratio(narrow) <= 1.5,
