@@ -2,7 +2,7 @@ import { AiEngine } from "../../src/ai/engine.js";
 import { TEST_SIGNING_SECRET } from "./signing-secret.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { run, type Runner } from "graphile-worker";
+import { run, type Runner, type TaskList } from "graphile-worker";
 import { pino } from "pino";
 import { chargeCredits, lockAccountCredits } from "../../src/credits/ledger.js";
 import { createDatabase } from "../../src/db/database.js";
@@ -11,6 +11,7 @@ import { defineJobKind, jobTaskList, JOB_LIFETIMES, type JobAnswerOf } from "../
 import { workerLogger } from "../../src/jobs/runtime.js";
 import { LocalDiskStorage } from "../../src/storage/local-disk.js";
 import { enrichmentTaskList } from "../../src/enrichments/worker/task.js";
+import type { EnrichmentWorkerDeps } from "../../src/enrichments/worker/settings.js";
 
 // Helpers of the job-protocol tests. No vitest import: this file is also the entry point of a
 // worker process that the crash test kills (see startWorkerProcess).
@@ -19,33 +20,17 @@ const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" });
 
 /** Starts an in-process graphile-worker runner with the job tasks, on the test database. */
 export async function startJobRunner(ctx: AppContext, concurrency = 8): Promise<Runner> {
-  await ctx.jobs.ensureQueue();
-  return run({
-    pgPool: ctx.pool,
-    concurrency,
-    noHandleSignals: true,
-    pollInterval: 200,
-    taskList: {
-      ...jobTaskList({
-        db: ctx.db,
-        storage: ctx.storage,
-        logger: silent,
-        signingSecret: ctx.signingSecret,
-        // The AI helpers' job (suggest-categories) on the built-in back end.
-        services: { ai: { engine: new AiEngine(ctx.db, null), outbound: ctx.outbound } },
-      }),
-      // Enrichment runs submitted by a test are processed too (politeness delay off).
-      ...enrichmentTaskList({
-        db: ctx.db,
-        storage: ctx.storage,
-        outbound: ctx.outbound,
-        signingSecret: ctx.signingSecret,
-        publicBaseUrl: ctx.config.publicBaseUrl,
-        logger: silent,
-        settings: { politenessDelayMs: 0 },
-      }),
-    },
-    logger: workerLogger(silent),
+  return startRunner(ctx, concurrency, 200, {
+    ...jobTaskList({
+      db: ctx.db,
+      storage: ctx.storage,
+      logger: silent,
+      signingSecret: ctx.signingSecret,
+      // The AI helpers' job (suggest-categories) on the built-in back end.
+      services: { ai: { engine: new AiEngine(ctx.db, null), outbound: ctx.outbound } },
+    }),
+    // Enrichment runs submitted by a test are processed too (politeness delay off).
+    ...enrichmentTasks(ctx, ctx.outbound, {}),
   });
 }
 
@@ -59,21 +44,40 @@ export async function startEnrichmentRunner(
   outbound: AppContext["outbound"],
   concurrency = 1,
 ): Promise<Runner> {
+  return startRunner(ctx, concurrency, 100, enrichmentTasks(ctx, outbound, { sliceMs: 1, matchBatch: 1 }));
+}
+
+/** The enrichment tasks on the test's context, politeness delay off, with `settings` added. */
+function enrichmentTasks(
+  ctx: AppContext,
+  outbound: AppContext["outbound"],
+  settings: EnrichmentWorkerDeps["settings"],
+): TaskList {
+  return enrichmentTaskList({
+    db: ctx.db,
+    storage: ctx.storage,
+    outbound,
+    signingSecret: ctx.signingSecret,
+    publicBaseUrl: ctx.config.publicBaseUrl,
+    logger: silent,
+    settings: { politenessDelayMs: 0, ...settings },
+  });
+}
+
+/** An in-process graphile-worker runner of `taskList` on the test database's queue. */
+async function startRunner(
+  ctx: AppContext,
+  concurrency: number,
+  pollInterval: number,
+  taskList: TaskList,
+): Promise<Runner> {
   await ctx.jobs.ensureQueue();
   return run({
     pgPool: ctx.pool,
     concurrency,
     noHandleSignals: true,
-    pollInterval: 100,
-    taskList: enrichmentTaskList({
-      db: ctx.db,
-      storage: ctx.storage,
-      outbound,
-      signingSecret: ctx.signingSecret,
-      publicBaseUrl: ctx.config.publicBaseUrl,
-      logger: silent,
-      settings: { politenessDelayMs: 0, sliceMs: 1, matchBatch: 1 },
-    }),
+    pollInterval,
+    taskList,
     logger: workerLogger(silent),
   });
 }
