@@ -210,4 +210,23 @@ describe("npm run admin -- generate-leads", () => {
       expect(run.json.error).toMatch(/--count/);
     }
   });
+
+  it("order-search-table rewrites the search table in state order; it takes no arguments", async () => {
+    const run = await runAdminCli(database.url, ["order-search-table"]);
+    expect(run.code).toBe(0);
+    const leads = await sql<{ n: number }>`select count(*)::int as n from leads`.execute(database.db);
+    expect(run.json).toEqual({ ordered: leads.rows[0]?.n, seconds: expect.any(Number) });
+    // Physical order groups the states (docs/search.md, "`lead_search` in state order").
+    const { rows } = await sql<{ state: string | null }>`select state from lead_search order by ctid`.execute(
+      database.db,
+    );
+    const runs = rows.filter((row, i) => i === 0 || rows[i - 1]!.state !== row.state).length;
+    expect(runs).toBe(new Set(rows.map((row) => row.state)).size);
+
+    for (const args of [["now"], ["--force"]]) {
+      const refused = await runAdminCli(database.url, ["order-search-table", ...args]);
+      expect(refused.code).toBe(1);
+      expect(refused.json.error).toMatch(/order-search-table|--force/);
+    }
+  });
 });

@@ -4,6 +4,7 @@ import { generateLeads } from "../src/leads/import/generate.js";
 import { importLeadRecords } from "../src/leads/import/importer.js";
 import { parseSearchFilters } from "../src/leads/search/filters.js";
 import { searchPageQuery, searchTableServes } from "../src/leads/search/query.js";
+import { orderSearchTableByState, SEARCH_TABLE_FILLFACTOR } from "../src/leads/search/table-order.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLead, markReceived, uniqueWord } from "./helpers/leads-factories.js";
@@ -571,3 +572,64 @@ describe("lead_search follows every change of the leads", () => {
     expect(await searchTableDrift()).toBe(0);
   });
 });
+
+describe("lead_search in state order (orderSearchTableByState)", () => {
+  it("rewrites the table grouped by state, with the same rows and the same answers, and room for changed rows", async () => {
+    const { accountId } = await buildAccount(t.ctx.db, { plan: "enterprise" });
+    const shapes = SHAPES.filter((shape) => shape.stateInclude?.length === 1 || !shape.stateInclude);
+    const before = await Promise.all(
+      shapes.map((shape) => sqlPage(queryString(shape, 1, 25), accountId, true)),
+    );
+    // Rows in arrival order first: the states of the table's pages alternate.
+    expect(await stateRuns()).toBeGreaterThan(100);
+
+    await t.ctx.db.transaction().execute((trx) => orderSearchTableByState(trx));
+
+    const distinct = await sql<{
+      n: number;
+    }>`select count(distinct coalesce(state, ''))::int as n from lead_search`
+      .execute(t.ctx.db)
+      .then((r) => r.rows[0]!.n);
+    expect(await stateRuns()).toBe(distinct);
+    expect(await searchTableDrift()).toBe(0);
+    const after = await Promise.all(
+      shapes.map((shape) => sqlPage(queryString(shape, 1, 25), accountId, true)),
+    );
+    expect(after).toEqual(before);
+    // The temporary index is gone, and the table keeps free room on its pages.
+    const indexes = await sql<{
+      name: string;
+    }>`select indexname as name from pg_indexes where tablename = 'lead_search'`
+      .execute(t.ctx.db)
+      .then((r) => r.rows.map((row) => row.name));
+    expect(indexes).not.toContain("lead_search_state_order_idx");
+    const options = await sql<{
+      o: string[];
+    }>`select reloptions as o from pg_class where relname = 'lead_search'`
+      .execute(t.ctx.db)
+      .then((r) => r.rows[0]!.o);
+    expect(options).toContain(`fillfactor=${SEARCH_TABLE_FILLFACTOR}`);
+
+    // A new buying signal rewrites the lead's row on its own page: it stays among its state's.
+    const { id, page } = await sql<{ id: number; page: string }>`
+      select id, (ctid::text::point)[0]::text as page from lead_search where state = 'TX' order by id limit 1`
+      .execute(t.ctx.db)
+      .then((r) => r.rows[0]!);
+    await sql`update leads set last_buying_signal = now() where id = ${id}`.execute(t.ctx.db);
+    const moved = await sql<{
+      page: string;
+    }>`select (ctid::text::point)[0]::text as page from lead_search where id = ${id}`
+      .execute(t.ctx.db)
+      .then((r) => r.rows[0]!.page);
+    expect(moved).toBe(page);
+  });
+});
+
+/** How many runs of one state the table's rows form in physical order (one per state when ordered). */
+async function stateRuns(): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from (
+      select coalesce(state, '') as state, lag(coalesce(state, '')) over (order by ctid) as previous from lead_search
+    ) s where previous is distinct from state`.execute(t.ctx.db);
+  return rows[0]!.n;
+}

@@ -1,7 +1,9 @@
 import { parseArgs } from "node:util";
+import { sql } from "kysely";
 import { generateLeads } from "../leads/import/generate.js";
 import { importLeadFile, importLeadRecords, type LeadImportOptions } from "../leads/import/importer.js";
 import { writeNdjsonFile } from "../leads/import/ndjson-file.js";
+import { orderSearchTableByState } from "../leads/search/table-order.js";
 import type { AdminCommand } from "./command.js";
 
 /** Most leads one `generate-leads` makes. */
@@ -31,7 +33,7 @@ function tuning(values: { "batch-size"?: string; concurrency?: string }): LeadIm
   };
 }
 
-/** Admin commands of the lead database (import-leads, generate-leads). */
+/** Admin commands of the lead database (import-leads, generate-leads, order-search-table). */
 export const adminLeadCommands: Record<string, AdminCommand> = {
   /** `import-leads FILE [--batch-size N] [--concurrency N]`: NDJSON or CSV, streamed. */
   "import-leads": async (args, db) => {
@@ -63,5 +65,20 @@ export const adminLeadCommands: Record<string, AdminCommand> = {
       throw new Error(`generated leads were refused: ${JSON.stringify(result.errors.slice(0, 3))}`);
     }
     return { generated: count, imported: result.imported, updated: result.updated, seed };
+  },
+
+  /**
+   * `order-search-table`: rewrites the search table in state order (orderSearchTableByState), for
+   * after a large import; searches and lead writes wait while it runs.
+   */
+  "order-search-table": async (args, db) => {
+    const { positionals } = parseArgs({ args, options: {}, allowPositionals: true });
+    if (positionals.length > 0) throw new Error("order-search-table takes no arguments");
+    const started = performance.now();
+    const { rows } = await db.transaction().execute((trx) => orderSearchTableByState(trx));
+    // The rewritten table written out now (needs superuser or pg_checkpoint; skipped without),
+    // not by a checkpoint that later commits wait behind.
+    await sql`checkpoint`.execute(db).catch(() => undefined);
+    return { ordered: rows, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
   },
 };
