@@ -4,7 +4,7 @@ import { generateLeads } from "../src/leads/import/generate.js";
 import { importLeadRecords } from "../src/leads/import/importer.js";
 import { parseSearchFilters } from "../src/leads/search/filters.js";
 import { searchPageQuery, searchTableServes } from "../src/leads/search/query.js";
-import { orderSearchTableByState, SEARCH_TABLE_FILLFACTOR } from "../src/leads/search/table-order.js";
+import { orderSearchTableByState, SEARCH_TABLE_FILLFACTOR } from "../src/db/search-table-order.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLead, markReceived, uniqueWord } from "./helpers/leads-factories.js";

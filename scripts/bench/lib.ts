@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import type { Db } from "../../src/db/database.js";
 import { generateLeads } from "../../src/leads/import/generate.js";
 import { importLeadRecords } from "../../src/leads/import/importer.js";
-import { orderSearchTableByState } from "../../src/leads/search/table-order.js";
+import { orderSearchTableByState } from "../../src/db/search-table-order.js";
 import autocannon from "autocannon";
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

@@ -3,7 +3,7 @@ import { sql } from "kysely";
 import { generateLeads } from "../leads/import/generate.js";
 import { importLeadFile, importLeadRecords, type LeadImportOptions } from "../leads/import/importer.js";
 import { writeNdjsonFile } from "../leads/import/ndjson-file.js";
-import { orderSearchTableByState } from "../leads/search/table-order.js";
+import { orderSearchTableByState } from "../db/search-table-order.js";
 import type { AdminCommand } from "./command.js";
 
 /** Most leads one `generate-leads` makes. */

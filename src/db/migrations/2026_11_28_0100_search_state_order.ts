@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { orderSearchTableByState, SEARCH_TABLE_FILLFACTOR } from "../../leads/search/table-order.js";
+import { orderSearchTableByState, SEARCH_TABLE_FILLFACTOR } from "../search-table-order.js";
 
 // `lead_search` in state order, with room on each page for changed rows (docs/search.md,
 // "`lead_search` in state order"). At 5,000,000 leads a narrow search's trigram look-ups took 40 of
