@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from "kysely";
 import type { DbOrTrx, Trx } from "../db/database.js";
+import { integerArray, integerSet } from "../db/integer-array.js";
 import { leadFieldSql } from "../leads/field-sql.js";
 import { LEAD_FIELDS, type LeadField } from "../leads/fields.js";
 import type { LeadRecord } from "../leads/lead.js";
@@ -21,7 +22,7 @@ export async function lockEntries(
     .selectFrom("lead_export_history")
     .selectAll()
     .where("account_id", "=", accountId)
-    .where(sql<boolean>`id = any(cast(${[...entryIds]} as integer[]))`)
+    .where(sql<boolean>`id in ${integerSet(entryIds)}`)
     .orderBy("lead_id")
     .forUpdate()
     .execute();
@@ -98,7 +99,7 @@ export async function readRefreshState(
         when e.version = l.version then array[]::text[]
         when v.id is null then null
         else ${CHANGED_KEYS_SQL} end as changed
-    from unnest(cast(${entries.map((e) => e.leadId)} as integer[]),
+    from unnest(${integerArray(entries.map((e) => e.leadId))},
       cast(${entries.map((e) => e.leadVersion)} as integer[]),
       cast(${entries.map((e) => e.withData)} as boolean[])) as e(lead_id, version, with_data)
     join leads l on l.id = e.lead_id
@@ -169,7 +170,7 @@ export async function clearChangedFields(
     .updateTable("lead_export_history")
     .set({ last_changed_fields: null })
     .where("account_id", "=", accountId)
-    .where(sql<boolean>`id = any(cast(${[...entryIds]} as integer[]))`)
+    .where(sql<boolean>`id in ${integerSet(entryIds)}`)
     .where("last_changed_fields", "is not", null)
     .execute();
 }

@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { creditLockAfter, creditLockTaken, type CreditLockOffer } from "../credits/ledger.js";
 import { executePrepared, type DbOrTrx, type Trx } from "../db/database.js";
+import { integerArray } from "../db/integer-array.js";
 import { leadEventStatementParts, subscribedEventTypesArray } from "../events/outbox.js";
 import type { EventType, LeadEventSource } from "../events/types.js";
 import type { LeadRecord } from "./lead.js";
@@ -30,6 +31,14 @@ export interface LeadDelivery {
   method: string;
   exportedAt: Date;
   leadIds: readonly number[];
+  /**
+   * The caller read the account's history (in an earlier snapshot of this transaction or another)
+   * and found none of these leads there. Their entries are then inserted without the conflict
+   * check, about half the database time for 100,000 leads; if one arrived meanwhile (a concurrent
+   * delivery, unique violation), the insert is undone to a savepoint and the delivery recorded as
+   * usual, with the same outcome.
+   */
+  newToAccount?: boolean;
   /**
    * Lead events of a push: the integration pushed to gets none, and a lead the account already
    * had sends `lead.updated` even when its data did not change (a re-push).
@@ -84,17 +93,50 @@ export async function startLeadDelivery(
   return {
     async record(leadIds, exportedAt, creditLock) {
       if (leadIds.length === 0) return 0;
-      const statement = recordStatement(
-        { ...delivery, leadIds, exportedAt },
-        subscribed.has("lead.created"),
-        subscribed.has("lead.updated"),
-        creditLock,
-      );
-      const { rows } = await executePrepared(trx, sql<RecordRow>`${statement}`.compile(trx));
+      const run = async (insertOnly: boolean) => {
+        const statement = recordStatement(
+          { ...delivery, leadIds, exportedAt },
+          { created: subscribed.has("lead.created"), updated: subscribed.has("lead.updated") },
+          insertOnly,
+          creditLock,
+        );
+        return (await executePrepared(trx, sql<RecordRow>`${statement}`.compile(trx))).rows;
+      };
+      const rows = delivery.newToAccount ? await insertingNew(trx, run) : await run(false);
       if (creditLock) creditLockTaken(creditLock, rows[0]);
       return Number(rows[0]?.inserted ?? 0);
     },
   };
+}
+
+/** An entry already there gets the delivery's time, method and version (one entry per lead). */
+const upsertEntry = sql`on conflict (account_id, lead_id) do update set
+  exported_at = excluded.exported_at,
+  export_method = excluded.export_method,
+  lead_last_updated = excluded.lead_last_updated,
+  lead_version = excluded.lead_version,
+  lead_snapshot = null`;
+
+/** PostgreSQL's unique_violation. */
+const UNIQUE_VIOLATION = "23505";
+
+/**
+ * Runs the recording as a plain insert inside a savepoint, and again as the upsert when an entry
+ * of one of the leads appeared since the caller looked (see LeadDelivery.newToAccount). The insert
+ * waits for a concurrent delivery of the same lead like the upsert does, so the outcome is the
+ * same: the lead is new only when that delivery rolled back.
+ */
+async function insertingNew<T>(trx: Trx, run: (insertOnly: boolean) => Promise<T>): Promise<T> {
+  await sql`savepoint record_new_entries`.execute(trx);
+  try {
+    const rows = await run(true);
+    await sql`release savepoint record_new_entries`.execute(trx);
+    return rows;
+  } catch (err) {
+    if ((err as { code?: string } | null)?.code !== UNIQUE_VIOLATION) throw err;
+    await sql`rollback to savepoint record_new_entries`.execute(trx);
+    return run(false);
+  }
 }
 
 /** The row of recordStatement (the credit lock's columns with creditLockAfter). */
@@ -114,38 +156,35 @@ interface RecordRow {
  */
 function recordStatement(
   delivery: LeadDelivery,
-  created: boolean,
-  updated: boolean,
+  { created, updated }: { created: boolean; updated: boolean },
+  insertOnly: boolean,
   creditLock?: CreditLockOffer,
 ) {
-  const ids = [...delivery.leadIds];
+  // `= any(array)`, not integerSet: its plan (the leads in id order, by index or a scan) measured
+  // faster for 100,000 ids than a join with the set, planning included.
+  const ids = integerArray(delivery.leadIds);
   const events = {
     accountId: delivery.accountId,
     source: delivery.method as LeadEventSource,
     excludeIntegrationId: delivery.push?.integrationId,
   };
   // A push sends lead.updated for every lead received again; otherwise only for newer versions.
-  const comparesVersions = updated && !delivery.push;
+  const comparesVersions = updated && !delivery.push && !insertOnly;
   const ctes = [];
   if (comparesVersions) {
     ctes.push(sql`prior as (
       select lead_id, lead_version from lead_export_history
-      where account_id = ${delivery.accountId} and lead_id = any(cast(${ids} as integer[])))`);
+      where account_id = ${delivery.accountId} and lead_id = any(${ids}))`);
   }
   ctes.push(sql`delivered as (
       insert into lead_export_history
         (account_id, lead_id, exported_at, export_method, lead_last_updated, lead_version, lead_snapshot)
       select ${delivery.accountId}, l.id, ${delivery.exportedAt}, ${delivery.method}, l.last_updated, l.version, null
       from leads l
-      where l.id = any(cast(${ids} as integer[]))
+      where l.id = any(${ids})
       order by l.id
-      on conflict (account_id, lead_id) do update set
-        exported_at = excluded.exported_at,
-        export_method = excluded.export_method,
-        lead_last_updated = excluded.lead_last_updated,
-        lead_version = excluded.lead_version,
-        lead_snapshot = null
-      returning lead_id, lead_version, (xmax = 0) as inserted)`);
+      ${insertOnly ? sql`` : upsertEntry}
+      returning lead_id, lead_version, ${insertOnly ? sql`true` : sql`(xmax = 0)`} as inserted)`);
   const written: string[] = [];
   if (created) {
     const refs = sql`select lead_id, lead_version from delivered where inserted`;
@@ -188,7 +227,7 @@ export async function findLeadVersions(
   if (refs.length === 0) return out;
   const ids = refs.map((r) => r.leadId);
   const versions = refs.map((r) => r.version);
-  const wanted = sql<boolean>`(id, version) in (select * from unnest(cast(${ids} as integer[]), cast(${versions} as integer[])))`;
+  const wanted = sql<boolean>`(id, version) in (select * from unnest(${integerArray(ids)}, ${integerArray(versions)}))`;
   const rows = await db
     .selectFrom("leads")
     .select([...LEAD_RECORD_COLUMNS, "version"])

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Trx } from "../../db/database.js";
+import { integerSet } from "../../db/integer-array.js";
 import { emitEvent, subscribedEventTypes } from "../../events/outbox.js";
 import type { ExportHistoryEntry } from "../../export-history/entry.js";
 
@@ -37,7 +38,7 @@ export async function emitExportEvents(trx: Trx, done: FinishedExport): Promise<
   }
   if (subscribed.has("export.leads") && done.leadIds.length > 0) {
     const { rows } = await sql<{ id: number; version: number }>`
-      select id, version from leads where id = any(cast(${[...done.leadIds]} as integer[]))`.execute(trx);
+      select id, version from leads where id in ${integerSet(done.leadIds)}`.execute(trx);
     const versions = new Map(rows.map((r) => [r.id, r.version]));
     const leads = done.leadIds.flatMap((id) => {
       const version = versions.get(id);

@@ -50,12 +50,12 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
     job.signal,
   );
   // Checked again here: the matches may have changed since the request was checked.
-  assertExportFits(input.format, selection.leads.length);
+  assertExportFits(input.format, selection.ids.length);
 
-  const total = selection.leads.length;
+  const total = selection.ids.length;
   await job.progress({ phase: "writing", done: 0, total, label: "leads" });
   await removeEarlierAttempts(job);
-  const ids = selection.leads.map((l) => l.id);
+  const ids = selection.ids;
   const stopWriting = new AbortController();
   const signal = AbortSignal.any([job.signal, stopWriting.signal]);
   const rows = streamExportBatches(job.db, ids, columnsOf(input.format), input.format.fileType);
@@ -104,7 +104,7 @@ export async function runExport(input: ExportJobInput, job: JobContext): Promise
         exportId: files.exportId,
         entries,
         fileType: input.format.fileType,
-        leadIds: selection.leads.map((l) => l.id),
+        leadIds: selection.ids,
         creditsUsed: charged.tenths / 10,
         method: input.method,
       });
@@ -155,13 +155,16 @@ async function deliverExport(
   selection: Selection,
   method: ExportJobInput["method"],
 ): Promise<number> {
-  const ids = selection.leads.map((l) => l.id);
+  const ids = selection.ids;
   const exportedAt = new Date();
   const newLeads = await recordDeliveredLeads(trx, {
     accountId: job.accountId,
     method,
     exportedAt,
     leadIds: ids,
+    // The selection read the account's history: when it found none of the leads there, they are
+    // inserted without the conflict check (a delivery since is still found).
+    newToAccount: selection.newLeads === ids.length,
   });
   await deleteExpiredReservoir(trx, job.accountId);
   await removeFromReservoir(trx, job.accountId, ids);
@@ -198,7 +201,7 @@ function exportAnswer(
     signer,
     entries,
     {
-      leadCount: selection.leads.length,
+      leadCount: selection.ids.length,
       creditsUsedTenths: charged.tenths,
       creditsRemainingTenths: charged.remainingTenths,
       caps: input.caps,

@@ -25,8 +25,11 @@ export interface Candidate {
 
 /** Which leads an export takes. */
 export interface Selection {
-  /** The leads to export, in file order. */
-  leads: { id: number; received: boolean }[];
+  /**
+   * The ids of the leads to export, in file order (plain numbers: one object per lead, held for
+   * the whole export, was 6 MB of promoted garbage per 100,000 leads).
+   */
+  ids: number[];
   /** New leads among `leads` (each costs 1 credit). */
   newLeads: number;
   /** Leads left out by `maxLeads`, for the lead reservoir, in order. */
@@ -76,12 +79,12 @@ export async function selectLeads(
   const creditLimit = caps.maxCredits ?? Infinity;
   const resultLimit = Math.min(caps.maxResults ?? Infinity, MAX_EXPORT_LEADS + MAX_RESERVOIR_LEADS);
   const keepOverflow = caps.maxLeads !== null;
-  const selection: Selection = { leads: [], newLeads: 0, overflow: [], capped: false };
+  const selection: Selection = { ids: [], newLeads: 0, overflow: [], capped: false };
 
   for await (const batch of candidates) {
     for (const candidate of batch) {
       if (isLeadBlacklisted(blacklist, candidate)) continue;
-      if (selection.leads.length < limit) {
+      if (selection.ids.length < limit) {
         if (!candidate.received) {
           if (selection.newLeads >= creditLimit) continue;
           if (selection.newLeads >= balanceCap) {
@@ -90,10 +93,10 @@ export async function selectLeads(
           }
           selection.newLeads += 1;
         }
-        selection.leads.push({ id: candidate.id, received: candidate.received });
+        selection.ids.push(candidate.id);
         continue;
       }
-      const room = Math.min(resultLimit - selection.leads.length, MAX_RESERVOIR_LEADS);
+      const room = Math.min(resultLimit - selection.ids.length, MAX_RESERVOIR_LEADS);
       if (!keepOverflow || selection.overflow.length >= room) return selection;
       selection.overflow.push(candidate.id);
     }

@@ -79,7 +79,7 @@ export async function checkExportFits(db: Db, request: ExportSelectionRequest): 
   }
   // Counting runs the search: one of the account's lead queries (429 when 10 already run).
   const selection = await withLeadQuerySlot(db, request.accountId, () => selectExport(db, request));
-  assertExportFits(request.format, selection.leads.length);
+  assertExportFits(request.format, selection.ids.length);
 }
 
 async function* abortable<T>(source: AsyncGenerator<T>, signal?: AbortSignal): AsyncGenerator<T> {
