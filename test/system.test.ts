@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { Database } from "../src/db/schema.js";
 import { createApp } from "../src/app/create-app.js";
+import { loadSpec } from "../src/http/spec.js";
 import { useTestApp } from "./helpers/app.js";
 import { buildAccount } from "./helpers/factories.js";
 
@@ -23,6 +24,11 @@ describe("system endpoints", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.info.version).toBe("1.0.0");
     expect(Object.keys(doc.paths)).toContain("/api/v1/me");
+  });
+
+  it("the service reads openapi.yaml into the same document as the yaml package", async () => {
+    const res = await t.request().get("/openapi.yaml").expect(200);
+    expect(loadSpec().document).toStrictEqual(parse(res.text));
   });
 
   it("GET /docs serves the interactive reference", async () => {
