@@ -25,6 +25,40 @@ async function entries(accountId: number) {
     .execute();
 }
 
+/**
+ * Another delivery of `leadId` to the account, recorded and held uncommitted until `end()`, which
+ * commits it or rolls it back.
+ */
+async function holdDelivery(accountId: number, leadId: number, outcome: "commit" | "rollback") {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let recorded!: () => void;
+  const isRecorded = new Promise<void>((resolve) => (recorded = resolve));
+  const done = t.ctx.db
+    .transaction()
+    .execute(async (trx) => {
+      await recordDeliveredLeads(trx, {
+        accountId,
+        method: "api",
+        exportedAt: new Date(),
+        leadIds: [leadId],
+      });
+      recorded();
+      await held;
+      if (outcome === "rollback") throw new Error("rolled back");
+    })
+    .catch((err: unknown) => {
+      if (outcome === "commit") throw err;
+    });
+  await isRecorded;
+  return {
+    async end() {
+      release();
+      await done;
+    },
+  };
+}
+
 describe("recording leads the caller found new to the account (plain insert)", () => {
   it("inserts one entry per lead with its version and counts every lead as new", async () => {
     const { accountId } = await buildAccount(t.ctx.db);
@@ -67,16 +101,7 @@ describe("recording leads the caller found new to the account (plain insert)", (
   it("waits for a concurrent delivery of the same lead: not new when it commits", async () => {
     const { accountId } = await buildAccount(t.ctx.db);
     const [a, b] = [await buildLead(t.ctx.db), await buildLead(t.ctx.db)];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let recorded!: () => void;
-    const isRecorded = new Promise<void>((resolve) => (recorded = resolve));
-    const other = t.ctx.db.transaction().execute(async (trx) => {
-      await recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds: [b!] });
-      recorded();
-      await held;
-    });
-    await isRecorded;
+    const other = await holdDelivery(accountId, b!, "commit");
     let done = false;
     const mine = deliver(accountId, [a!, b!], true).then((n) => {
       done = true;
@@ -84,8 +109,7 @@ describe("recording leads the caller found new to the account (plain insert)", (
     });
     await new Promise((r) => setTimeout(r, 300));
     expect(done).toBe(false);
-    release();
-    await other;
+    await other.end();
     expect(await mine).toBe(1);
     expect((await entries(accountId)).map((e) => e.lead_id)).toEqual([a, b]);
   });
@@ -93,24 +117,10 @@ describe("recording leads the caller found new to the account (plain insert)", (
   it("waits for a concurrent delivery of the same lead: new when it rolls back", async () => {
     const { accountId } = await buildAccount(t.ctx.db);
     const [a, b] = [await buildLead(t.ctx.db), await buildLead(t.ctx.db)];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let recorded!: () => void;
-    const isRecorded = new Promise<void>((resolve) => (recorded = resolve));
-    const other = t.ctx.db
-      .transaction()
-      .execute(async (trx) => {
-        await recordDeliveredLeads(trx, { accountId, method: "api", exportedAt: new Date(), leadIds: [b!] });
-        recorded();
-        await held;
-        throw new Error("rolled back");
-      })
-      .catch(() => "rolled back");
-    await isRecorded;
+    const other = await holdDelivery(accountId, b!, "rollback");
     const mine = deliver(accountId, [a!, b!], true);
     await new Promise((r) => setTimeout(r, 300));
-    release();
-    expect(await other).toBe("rolled back");
+    await other.end();
     expect(await mine).toBe(2);
     expect((await entries(accountId)).map((e) => e.lead_id)).toEqual([a, b]);
   });
