@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { createServer, type Server as HttpServer } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -9,6 +8,7 @@ import { revokeKey } from "../src/auth/service.js";
 import { useJobRunner, useTestApp } from "./helpers/app.js";
 import { buildWordLeads } from "./helpers/export-job-factories.js";
 import { buildAccount } from "./helpers/factories.js";
+import { listenPort } from "./helpers/ports.js";
 import { startReceiver, verifyDelivery, type Receiver } from "./helpers/webhook-receiver.js";
 
 const t = useTestApp();
@@ -35,15 +35,6 @@ afterAll(async () => {
   }
   await receiver?.close();
 });
-
-/** A free local port. */
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** An SDK client over Streamable HTTP; `fetch` may send each request elsewhere. */
 async function connect(apiKey: string, fetchImpl?: typeof fetch): Promise<Client> {
@@ -272,7 +263,7 @@ describe("keys, limits and processes", () => {
   it("serves one client from two API processes on one database", async () => {
     const { apiKey } = await buildAccount(t.ctx.db);
     // A second API process (`npm start`'s entry point, ROLE=api) on the test database.
-    const port = await freePort();
+    const port = await listenPort();
     const second = `http://127.0.0.1:${port}`;
     const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
       env: {

@@ -3,11 +3,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort } from "../src/db/embedded.js";
 import { createTestDatabase, type TestDatabase } from "./helpers/db.js";
 import { buildWordLeads, csvRecords } from "./helpers/export-job-factories.js";
 import { buildAccount } from "./helpers/factories.js";
 import { buildLead, uniqueWord } from "./helpers/leads-factories.js";
+import { listenPort } from "./helpers/ports.js";
 import { startService, stopWith, waitForUrl } from "./helpers/processes.js";
 import { S3RVER_CREDENTIALS, startLocalS3, type LocalS3 } from "./helpers/s3-server.js";
 import { TEST_SIGNING_SECRET } from "./helpers/signing-secret.js";
@@ -32,7 +32,7 @@ let apiB: Host;
 
 async function startHost(name: string, role: "api" | "worker"): Promise<Host> {
   const dataDir = mkdtempSync(join(tmpdir(), `lead-host-${name}-`));
-  const port = await freePort();
+  const port = await listenPort();
   const child = startService("src/main.ts", {
     ROLE: role,
     DATA_DIR: dataDir,
