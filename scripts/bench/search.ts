@@ -206,6 +206,34 @@ interface SearchDatabase {
   stop(): Promise<void>;
   /** Restarts its own server and returns the new URL; with DATABASE_URL, nothing. */
   restart(): Promise<string>;
+  /**
+   * Its own server's log entries since the last call that tell why a search was slow (see
+   * SERVER_LOG_SETTINGS); with DATABASE_URL, none.
+   */
+  takeServerLog(): string[];
+}
+
+/**
+ * Server settings of the bench's own server, so a stalled search leaves its reason in the log: the
+ * plan of any statement that ran 3 s or longer (auto_explain, estimates only: no cost for the
+ * others), lock waits past deadlock_timeout (1 s), and every autovacuum and autoanalyze. Two
+ * searches stalled for 25-30 s once at 1M (docs/performance.md, 2026-11-28) and did not again.
+ */
+const SERVER_LOG_SETTINGS: Record<string, string> = {
+  session_preload_libraries: "auto_explain",
+  "auto_explain.log_min_duration": "3s",
+  "auto_explain.log_parameter_max_length": "2000",
+  log_lock_waits: "on",
+  log_autovacuum_min_duration: "0",
+};
+
+/** The entries of a PostgreSQL server log text (a line that does not start with white space starts one). */
+function logEntries(text: string): string[] {
+  return text
+    .split(/\n(?=\S)/)
+    .map((entry) => entry.trimEnd())
+    .filter((entry) => /duration: \d|still waiting|acquired|automatic (analyze|vacuum)/.test(entry))
+    .map((entry) => (entry.length > 20_000 ? `${entry.slice(0, 20_000)} ...` : entry));
 }
 
 /**
@@ -216,12 +244,18 @@ interface SearchDatabase {
  */
 export async function searchDatabase(runnerUrl: string): Promise<SearchDatabase> {
   if (process.env.DATABASE_URL)
-    return { url: runnerUrl, stop: async () => {}, restart: async () => runnerUrl };
+    return { url: runnerUrl, stop: async () => {}, restart: async () => runnerUrl, takeServerLog: () => [] };
   const kept = process.env.BENCH_SEARCH_DATA_DIR;
   const dir = kept ?? mkdtempSync(join(tmpdir(), "lead-bench-search-"));
-  let server = await startEmbeddedPostgres(dir, () => {});
+  let log: string[] = [];
+  const collect = (chunk: string) => log.push(chunk.replace(/^\[STDERR\] /, ""));
+  let server = await startEmbeddedPostgres(dir, collect);
   const admin = new pg.Client({ connectionString: server.urlFor("postgres") });
   await admin.connect();
+  for (const [name, value] of Object.entries(SERVER_LOG_SETTINGS)) {
+    await admin.query(`alter system set ${name} = '${value}'`);
+  }
+  await admin.query("select pg_reload_conf()");
   const current = (await admin.query("select setting from pg_settings where name = 'shared_buffers'"))
     .rows[0] as { setting: string };
   await admin.query(`alter system set shared_buffers = '${SHARED_BUFFERS.replace(/'/g, "")}'`);
@@ -234,7 +268,7 @@ export async function searchDatabase(runnerUrl: string): Promise<SearchDatabase>
   if (String(current.setting) !== String(wanted)) {
     // The setting takes effect on a restart.
     await server.stop();
-    server = await startEmbeddedPostgres(dir, () => {});
+    server = await startEmbeddedPostgres(dir, collect);
   }
   await server.createDatabase("bench_search");
   return {
@@ -245,8 +279,13 @@ export async function searchDatabase(runnerUrl: string): Promise<SearchDatabase>
     },
     restart: async () => {
       await server.stop();
-      server = await startEmbeddedPostgres(dir, () => {});
+      server = await startEmbeddedPostgres(dir, collect);
       return server.urlFor("bench_search");
+    },
+    takeServerLog: () => {
+      const entries = logEntries(log.join("\n"));
+      log = [];
+      return entries;
     },
   };
 }
@@ -293,7 +332,8 @@ export async function benchSearch(runnerUrl: string): Promise<Record<string, unk
     // kept database's import: right after a load, the same searches on the same buffers measured
     // 15-20% slower (the search table's pages spread among the load's; docs/scaling.md).
     const url = loaded.importSeconds === null ? database.url : await database.restart();
-    return await benchSearchOn(url, loaded);
+    database.takeServerLog();
+    return { ...(await benchSearchOn(url, loaded)), slowStatementLog: database.takeServerLog() };
   } finally {
     await database.stop();
   }
