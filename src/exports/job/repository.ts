@@ -1,4 +1,4 @@
-import { sql, type RawBuilder } from "kysely";
+import { sql, type RawBuilder, type SqlBool } from "kysely";
 import { csvCopy, textRows, type DbOrTrx, type Trx } from "../../db/database.js";
 import { integerArray, integerArrayLiteral, integerSet } from "../../db/integer-array.js";
 import { encodingOf, type CellEncoding, type Column, type ExportRow } from "../../export-files/columns.js";
@@ -6,7 +6,7 @@ import { csvLinesFromCopy, type CsvLines } from "../../export-files/csv-lines.js
 import type { ExportFileType } from "../../export-files/format.js";
 import type { RowBatch } from "../../export-files/writer.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
-import { searchCondition, sortColumn } from "../../leads/search/query.js";
+import { matchTable, sortColumn, type MatchTable } from "../../leads/search/query.js";
 import type { Candidate } from "./selection.js";
 import { cellSql } from "./cell-sql.js";
 
@@ -44,23 +44,37 @@ export interface CandidateQuery {
   onlyNew: boolean;
   /** Read the leads' URLs too (to check them against a blacklist). */
   withUrls: boolean;
+  /** false: read the matches from `leads` even where `lead_search` serves the search (tests). */
+  useSearchTable?: boolean;
+}
+
+/**
+ * Where the candidates are read: the search's matches (from `lead_search` when it serves the
+ * search: a narrow table, a fraction of the pages of `leads`), or the selected ids.
+ */
+function candidateSource(query: CandidateQuery): MatchTable {
+  if (!query.selectedIds) return matchTable(query.filters, query.useSearchTable ?? true);
+  return {
+    table: sql`leads`,
+    searchTable: false,
+    id: sql`leads.id`,
+    sortKey: sortColumn(query.filters),
+    condition: sql<SqlBool>`leads.id in ${integerSet(query.selectedIds)}`,
+  };
 }
 
 /** Reservoir leads first, then (when asked) new before received, then the sort, the id breaking ties. */
-function candidateOrder(query: CandidateQuery): RawBuilder<unknown> {
+function candidateOrder(query: CandidateQuery, source: MatchTable): RawBuilder<unknown> {
   const dir = query.filters.sortOrder === "asc" ? sql`asc` : sql`desc`;
   const groups = query.newFirst ? sql`reserved desc, received asc,` : sql`reserved desc,`;
-  return sql`${groups} ${sortColumn(query.filters)} ${dir} nulls last, leads.id ${dir}`;
+  return sql`${groups} ${source.sortKey} ${dir} nulls last, ${source.id} ${dir}`;
 }
 
-/** Which leads are candidates: the search's matches, or the selected ids. */
-function candidateCondition(query: CandidateQuery): RawBuilder<unknown> {
-  const matches = query.selectedIds
-    ? sql`leads.id in ${integerSet(query.selectedIds)}`
-    : searchCondition(query.filters);
+/** Which candidates are kept: the source's condition, and received or new ones only when asked. */
+function candidateCondition(query: CandidateQuery, source: MatchTable): RawBuilder<unknown> {
   const received = query.onlyReceived ? sql` and h.lead_id is not null` : sql``;
   const fresh = query.onlyNew ? sql` and h.lead_id is null` : sql``;
-  return sql`${matches}${received}${fresh}`;
+  return sql`${source.condition}${received}${fresh}`;
 }
 
 /**
@@ -72,16 +86,20 @@ function candidateCondition(query: CandidateQuery): RawBuilder<unknown> {
  * iterating early when enough leads were taken.
  */
 export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncGenerator<Candidate[]> {
+  const source = candidateSource(query);
   const urls = query.withUrls ? sql`leads.registered_url, leads.crawled_url` : sql`null, null`;
+  // lead_search has no URL columns: they are read from the lead.
+  const urlsFrom = query.withUrls && source.searchTable ? sql`join leads on leads.id = s.id` : sql``;
   await sql`
     declare export_candidates no scroll cursor for
-    select leads.id, (h.lead_id is not null) as received, (r.lead_id is not null) as reserved, ${urls}
-    from leads
-    left join lead_export_history h on h.account_id = ${query.accountId} and h.lead_id = leads.id
+    select ${source.id}, (h.lead_id is not null) as received, (r.lead_id is not null) as reserved, ${urls}
+    from ${source.table}
+    ${urlsFrom}
+    left join lead_export_history h on h.account_id = ${query.accountId} and h.lead_id = ${source.id}
     left join lead_reservoir r
-      on r.account_id = ${query.accountId} and r.lead_id = leads.id and r.expires_at > now()
-    where ${candidateCondition(query)}
-    order by ${candidateOrder(query)}`.execute(trx);
+      on r.account_id = ${query.accountId} and r.lead_id = ${source.id} and r.expires_at > now()
+    where ${candidateCondition(query, source)}
+    order by ${candidateOrder(query, source)}`.execute(trx);
   // The cursor closes with the transaction, also when the caller stops early.
   for (;;) {
     // Unparsed text rows: id, received, reserved ('t' / 'f'), registered URL, crawled URL.

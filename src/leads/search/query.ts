@@ -123,29 +123,58 @@ export function searchTableCondition(filters: SearchFilters): Condition {
   return and(all);
 }
 
+/** Where a search's matches are read (matchTable). */
+export interface MatchTable {
+  /** The FROM item: `lead_search s` or `leads`. */
+  table: RawBuilder<unknown>;
+  /** Whether that is `lead_search s` (whose other columns are in `leads`). */
+  searchTable: boolean;
+  /** The lead id column. */
+  id: RawBuilder<unknown>;
+  /** The search's sort key. */
+  sortKey: RawBuilder<unknown>;
+  /** The WHERE condition of the search's filters. */
+  condition: Condition;
+}
+
+/**
+ * Where a search's matches are read: `lead_search s` when it serves the search (and
+ * `useSearchTable`), else `leads`. Both give the same rows with the same sort keys.
+ */
+export function matchTable(filters: SearchFilters, useSearchTable = true): MatchTable {
+  if (useSearchTable && searchTableServes(filters)) {
+    return {
+      table: sql`lead_search s`,
+      searchTable: true,
+      id: sql`s.id`,
+      sortKey: SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)!,
+      condition: searchTableCondition(filters),
+    };
+  }
+  return {
+    table: sql`leads`,
+    searchTable: false,
+    id: sql`leads.id`,
+    sortKey: sortColumn(filters),
+    condition: searchCondition(filters),
+  };
+}
+
 /**
  * Where a search's matches come from: their id and sort key columns, and FROM and WHERE with the
- * account's history (`h`) left-joined. From `lead_search` when it serves the search, else from
- * `leads`; both give the same rows.
+ * account's history (`h`) left-joined (matchTable).
  */
 function matchSource(
   filters: SearchFilters,
   accountId: number,
   useSearchTable: boolean,
 ): { columns: RawBuilder<unknown>; from: RawBuilder<unknown> } {
-  if (useSearchTable && searchTableServes(filters)) {
-    return {
-      columns: sql`s.id, ${SEARCH_TABLE_SORT_KEYS.get(filters.sortBy)} as sort_key`,
-      from: sql`from lead_search s
-        left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = s.id
-        where ${searchTableCondition(filters)}`,
-    };
-  }
+  const { table, id, sortKey, condition } = matchTable(filters, useSearchTable);
   return {
-    columns: sql`leads.id, ${sortColumn(filters)} as sort_key`,
-    from: sql`from leads
-      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = leads.id
-      where ${searchCondition(filters)}`,
+    columns: sql`${id}, ${sortKey} as sort_key`,
+    from: sql`from ${table}
+      left join lead_export_history h on h.account_id = ${accountId} and h.lead_id = ${id}
+      where ${condition}`,
   };
 }
 
