@@ -6,7 +6,7 @@ import { csvLinesFromCopy, type CsvLines } from "../../export-files/csv-lines.js
 import type { ExportFileType } from "../../export-files/format.js";
 import type { RowBatch } from "../../export-files/writer.js";
 import type { SearchFilters } from "../../leads/search/filters.js";
-import { matchTable, sortColumn, type MatchTable } from "../../leads/search/query.js";
+import { leadsMatchTable, matchTable, type MatchTable } from "../../leads/search/query.js";
 import type { Candidate } from "./selection.js";
 import { cellSql } from "./cell-sql.js";
 
@@ -54,13 +54,7 @@ export interface CandidateQuery {
  */
 function candidateSource(query: CandidateQuery): MatchTable {
   if (!query.selectedIds) return matchTable(query.filters, query.useSearchTable ?? true);
-  return {
-    table: sql`leads`,
-    searchTable: false,
-    id: sql`leads.id`,
-    sortKey: sortColumn(query.filters),
-    condition: sql<SqlBool>`leads.id in ${integerSet(query.selectedIds)}`,
-  };
+  return leadsMatchTable(query.filters, sql<SqlBool>`leads.id in ${integerSet(query.selectedIds)}`);
 }
 
 /** Reservoir leads first, then (when asked) new before received, then the sort, the id breaking ties. */
@@ -89,7 +83,7 @@ export async function* streamCandidates(trx: Trx, query: CandidateQuery): AsyncG
   const source = candidateSource(query);
   const urls = query.withUrls ? sql`leads.registered_url, leads.crawled_url` : sql`null, null`;
   // lead_search has no URL columns: they are read from the lead.
-  const urlsFrom = query.withUrls && source.searchTable ? sql`join leads on leads.id = s.id` : sql``;
+  const urlsFrom = query.withUrls && source.searchTable ? sql`join leads on leads.id = ${source.id}` : sql``;
   await sql`
     declare export_candidates no scroll cursor for
     select ${source.id}, (h.lead_id is not null) as received, (r.lead_id is not null) as reserved, ${urls}

@@ -151,12 +151,20 @@ export function matchTable(filters: SearchFilters, useSearchTable = true): Match
       condition: searchTableCondition(filters),
     };
   }
+  return leadsMatchTable(filters);
+}
+
+/** `leads` as the match table: the search's sort key, and `condition` (its filters by default). */
+export function leadsMatchTable(
+  filters: SearchFilters,
+  condition: Condition = searchCondition(filters),
+): MatchTable {
   return {
     table: sql`leads`,
     searchTable: false,
     id: sql`leads.id`,
     sortKey: sortColumn(filters),
-    condition: searchCondition(filters),
+    condition,
   };
 }
 
