@@ -1,3 +1,5 @@
+import type { Selectable } from "kysely";
+import type { LeadsTable } from "../../db/schema/leads.js";
 import { compileShape } from "../compiled-shape.js";
 import { resolveLeadField, STORED_LEAD_FIELDS, type StoredLeadField } from "../fields.js";
 import { isBlank, textParser, ValueProblem, type FieldParser, type RecordForm } from "./values.js";
@@ -100,79 +102,20 @@ export interface LeadImportRecord {
   duns?: string | null;
 }
 
+/** The columns of `leads` an import never writes: the key, the version and the row's own times. */
+type NotImported = "id" | "version" | "created_at" | "updated_at";
+
+/** A date-time of an import row is the record's ISO text (PostgreSQL parses it). */
+type ImportValue<T> = T extends Date ? string : T;
+
 /**
  * The clean values of one lead, by column; every column is present (an import replaces the lead):
- * `external_id` and the column of every imported field of the catalogue.
+ * `external_id` and the column of every imported field of the catalogue, typed from the table
+ * (`LeadsTable`, the one declaration of the columns). A null `last_updated` means the import time.
  */
-export interface LeadImportRow {
-  external_id: string | null;
-  company_name: string | null;
-  legal_name: string | null;
-  registered_url: string | null;
-  crawled_url: string | null;
-  email: string | null;
-  email_secondary: string | null;
-  email_tier1: string | null;
-  email_tier2: string | null;
-  email_tier3: string | null;
-  email_tier4: string | null;
-  email_tier5: string | null;
-  email_tier6: string | null;
-  phone: string | null;
-  phone_secondary: string | null;
-  street: string | null;
-  city: string | null;
-  state: string | null;
-  zip: string | null;
-  country: string | null;
-  category: string | null;
-  description: string | null;
-  long_description: string | null;
-  ai_category_estimation: string[] | null;
-  stars: number | null;
-  review_count: number | null;
-  website_schema_types: string[];
-  last_buying_signal: string | null;
-  buying_signal_type: string[];
-  /** Null: the import time. */
-  last_updated: string | null;
-  employees: number | null;
-  founded_date: string | null;
-  number_of_locations: number | null;
-  is_chain: boolean | null;
-  price_range: string | null;
-  naics_code: string | null;
-  founders: string[];
-  opening_hours: string | null;
-  social_profiles: Record<string, string>;
-  web_technologies: string[];
-  registration_date: string | null;
-  redirect: boolean | null;
-  time_scraped: string | null;
-  address_full: string | null;
-  address_source: string | null;
-  email_primary_mx: string | null;
-  email_domain_mx: string | null;
-  email_security: string[];
-  founder_emails: string[];
-  founder_phones: string[];
-  latitude: number | null;
-  longitude: number | null;
-  area_served: string | null;
-  offers: string | null;
-  brand: string | null;
-  slogan: string | null;
-  logo_url: string | null;
-  platform: string | null;
-  booking_ops_crm_software: string | null;
-  reputation_chat_software: string | null;
-  marketing_email_software: string | null;
-  ad_pixels: string | null;
-  payment_financing_software: string | null;
-  open_positions: number | null;
-  rating_value: number | null;
-  duns: string | null;
-}
+export type LeadImportRow = {
+  [K in Exclude<keyof LeadsTable, NotImported>]: ImportValue<Selectable<LeadsTable>[K]>;
+};
 
 /** The columns an import writes, in a fixed order. */
 export type LeadImportColumn = keyof LeadImportRow;
