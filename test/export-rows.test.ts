@@ -277,6 +277,36 @@ describe("CSV lines rendered by the database (COPY)", () => {
     expect(await kinds("json")).toEqual([false]);
     expect(await kinds("xlsx")).toEqual([false]);
   });
+
+  it("come in the ids' order over several batches read ahead, and fail at a deleted lead's batch", async () => {
+    const ids = (await buildTrickyLeads()).reverse();
+    const columns = columnsOf(defaultFileFormat());
+    const idsOf = (batch: RowBatch) =>
+      batch instanceof CsvLines
+        ? (parse(batch.bytes) as string[][]).map((row) => Number(row[0]))
+        : batch.map((row) => Number(row[0]));
+    for (const fileType of ["csv", "json", "xlsx"] as const) {
+      const batches: number[][] = [];
+      for await (const batch of streamExportBatches(t.ctx.db, ids, columns, fileType, 3)) {
+        batches.push(idsOf(batch));
+      }
+      expect(batches.map((b) => b.length)).toEqual([3, 3, 3, 3, ids.length - 12]);
+      expect(batches.flat()).toEqual(ids);
+    }
+
+    // The fourth batch's lead is gone: the three before it are given, then the export fails.
+    await t.ctx.db.deleteFrom("leads").where("id", "=", ids[10]!).execute();
+    for (const fileType of ["csv", "json"] as const) {
+      const given: number[][] = [];
+      const reading = (async () => {
+        for await (const batch of streamExportBatches(t.ctx.db, ids, columns, fileType, 3)) {
+          given.push(idsOf(batch));
+        }
+      })();
+      await expect(reading).rejects.toThrow(/deleted/);
+      expect(given).toEqual([ids.slice(0, 3), ids.slice(3, 6), ids.slice(6, 9)]);
+    }
+  });
 });
 
 describe("XLSX files of rows read from the database", () => {

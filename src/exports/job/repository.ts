@@ -170,22 +170,23 @@ export async function findCsvLines(
 }
 
 /**
- * The export's leads in this order, in batches of LEAD_CHUNK: finished CSV lines for a CSV file
- * (findCsvLines), rows in the file type's encoding otherwise (findExportRows). Up to `READ_AHEAD`
- * batches are requested ahead of the one being written, so the database and the file writer work
- * side by side.
+ * The export's leads in this order, in batches of `chunkSize` (LEAD_CHUNK): finished CSV lines for
+ * a CSV file (findCsvLines), rows in the file type's encoding otherwise (findExportRows). Up to
+ * `READ_AHEAD` batches are requested ahead of the one being written, so the database and the file
+ * writer work side by side.
  */
 export async function* streamExportBatches(
   db: DbOrTrx,
   ids: readonly number[],
   columns: readonly Column[],
   fileType: ExportFileType,
+  chunkSize = LEAD_CHUNK,
 ): AsyncGenerator<RowBatch> {
   const read = (part: number[]): Promise<RowBatch> =>
     fileType === "csv" && columns.length > 0
       ? findCsvLines(db, part, columns)
       : findExportRows(db, part, columns, encodingOf(fileType));
-  const parts = chunks(ids, LEAD_CHUNK);
+  const parts = chunks(ids, chunkSize);
   const pending: Promise<RowBatch>[] = [];
   let requested = 0;
   const request = () => {
