@@ -18,9 +18,10 @@ const CANDIDATE_BATCH = 5_000;
 /** Ids per statement when reading or writing many leads. */
 export const ID_CHUNK = 1_000;
 /**
- * Leads read per statement while writing the files. 2,500 answered a 100,000-lead JSON export 9%
- * faster than 1,000 (docs/performance.md, 2026-12-07); at 5,000 the plan became a merge join over
- * the whole `leads_pkey` of 100,000 leads, 1.4 s for all the statements against 0.8-1.0 s.
+ * Leads read per statement while writing the files. With 2,500, a 100,000-lead JSON export was
+ * answered 6-9% faster on average than with 1,000 (docs/performance.md, 2026-12-07). At 5,000 the
+ * plan became a merge join over the whole `leads_pkey` of 100,000 leads: 1.4 s for all the
+ * statements, against 0.8-1.1 s.
  */
 export const LEAD_CHUNK = 2_500;
 /** Batches of leads being read while one is written (each on its own pooled connection). */
