@@ -58,7 +58,7 @@ export interface CandidateQuery {
  * search: a narrow table, a fraction of the pages of `leads`), or the selected ids.
  */
 function candidateSource(query: CandidateQuery): MatchTable {
-  if (!query.selectedIds) return matchTable(query.filters, query.useSearchTable ?? true);
+  if (!query.selectedIds) return matchTable(query.filters, query.useSearchTable);
   return leadsMatchTable(query.filters, sql<SqlBool>`leads.id in ${integerSet(query.selectedIds)}`);
 }
 
