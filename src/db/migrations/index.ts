@@ -28,6 +28,7 @@ import * as m270600 from "./2026_11_27_0600_dashboard_sessions.js";
 import * as m271800 from "./2026_11_27_1800_delivery_answers.js";
 import * as m271900 from "./2026_11_27_1900_crm_oauth_sessions.js";
 import * as m280100 from "./2026_11_28_0100_search_state_order.js";
+import * as m12080100 from "./2026_12_08_0100_search_text_statistics.js";
 
 /** Every migration, by name; names sort in the order they run. Never edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_27_1800_delivery_answers": m271800,
   "2026_11_27_1900_crm_oauth_sessions": m271900,
   "2026_11_28_0100_search_state_order": m280100,
+  "2026_12_08_0100_search_text_statistics": m12080100,
 };
