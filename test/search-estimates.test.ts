@@ -76,9 +76,9 @@ describe("a term in about 1% of the leads", () => {
       "QUERY PLAN": unknown;
     }>`explain (format json) select s.id from lead_search s where ${condition}`.execute(own.db);
     const estimated = (rows[0]?.["QUERY PLAN"] as [{ Plan: { "Plan Rows": number } }])[0].Plan["Plan Rows"];
-    const counted = await sql<{ n: number }>`select count(*)::int as n from lead_search s where ${condition}`.execute(
-      own.db,
-    );
+    const counted = await sql<{
+      n: number;
+    }>`select count(*)::int as n from lead_search s where ${condition}`.execute(own.db);
     const actual = counted.rows[0]!.n;
     expect(actual).toBe(121);
     expect(estimated).toBeGreaterThanOrEqual(actual / 2);

@@ -13,7 +13,9 @@ import { type Kysely, sql } from "kysely";
 const SEARCH_TEXT_STATISTICS = 1000;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  await sql`alter table lead_search alter column search_text set statistics ${sql.lit(SEARCH_TEXT_STATISTICS)}`.execute(db);
+  await sql`alter table lead_search alter column search_text set statistics ${sql.lit(SEARCH_TEXT_STATISTICS)}`.execute(
+    db,
+  );
   await sql`analyze lead_search`.execute(db);
 }
 
