@@ -24,21 +24,25 @@ beforeAll(async () => {
 afterAll(() => database?.destroy());
 
 /** The planner's row estimate and the actual count of `lead_search` rows a search's condition keeps. */
-async function estimateAndCount(query: string): Promise<{ estimated: number; actual: number }> {
+async function estimateAndCount(
+  db: TestDatabase["db"],
+  query: string,
+): Promise<{ estimated: number; actual: number }> {
   const condition = searchTableCondition(parseSearchFilters(query, "query"));
   const { rows } = await sql<{
     "QUERY PLAN": unknown;
-  }>`explain (format json) select s.id from lead_search s where ${condition}`.execute(database.db);
+  }>`explain (format json) select s.id from lead_search s where ${condition}`.execute(db);
   const plan = (rows[0]?.["QUERY PLAN"] as [{ Plan: { "Plan Rows": number } }])[0].Plan;
   const counted = await sql<{
     n: number;
-  }>`select count(*)::int as n from lead_search s where ${condition}`.execute(database.db);
+  }>`select count(*)::int as n from lead_search s where ${condition}`.execute(db);
   return { estimated: plan["Plan Rows"], actual: counted.rows[0]!.n };
 }
 
 describe("keyword conditions on lead_search", () => {
   it("estimate an inner wildcard's matches as what they are, not as two unrelated conditions", async () => {
     const { estimated, actual } = await estimateAndCount(
+      database.db,
       `?positiveKeywords=${encodeURIComponent('["*auto*repair*"]')}`,
     );
     expect(actual).toBe(MATCHING);
@@ -53,9 +57,10 @@ describe("keyword conditions on lead_search", () => {
 describe("a term in about 1% of the leads", () => {
   // 10,000 leads whose search texts sort in the order of their number; 121 of them (picked by a
   // hash, so not evenly spaced) are fitness studios. PostgreSQL estimates `LIKE '%fitness%'` by the
-  // share of the column's histogram entries that match. Its default 100 entries miss all 121 here
-  // (estimated 1 row, the 0.01% floor: with the history join as a loop of probes at 1M leads);
-  // the 1,000 entries of the 2026-12-08 migration find 14 (140 rows).
+  // share of the column's histogram entries that match. Its default 100 entries match none of the
+  // 121 here, and the term is estimated at 1 row, the floor of 0.01% (at 1M leads that floor made
+  // the history join a loop of probes); the 1,000 entries of the 2026-12-08 migration find 14
+  // (140 rows).
   let own: TestDatabase;
   beforeAll(async () => {
     own = await createTestDatabase();
@@ -71,15 +76,7 @@ describe("a term in about 1% of the leads", () => {
   afterAll(() => own?.destroy());
 
   it("is estimated within 2x of its matches, not at the histogram's floor", async () => {
-    const condition = searchTableCondition(parseSearchFilters(`?positiveKeywords=fitness`, "query"));
-    const { rows } = await sql<{
-      "QUERY PLAN": unknown;
-    }>`explain (format json) select s.id from lead_search s where ${condition}`.execute(own.db);
-    const estimated = (rows[0]?.["QUERY PLAN"] as [{ Plan: { "Plan Rows": number } }])[0].Plan["Plan Rows"];
-    const counted = await sql<{
-      n: number;
-    }>`select count(*)::int as n from lead_search s where ${condition}`.execute(own.db);
-    const actual = counted.rows[0]!.n;
+    const { estimated, actual } = await estimateAndCount(own.db, "?positiveKeywords=fitness");
     expect(actual).toBe(121);
     expect(estimated).toBeGreaterThanOrEqual(actual / 2);
     expect(estimated).toBeLessThanOrEqual(actual * 2);
