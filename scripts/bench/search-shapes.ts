@@ -60,6 +60,9 @@ const EXTRAS: readonly (Record<string, string> | "inner")[] = [
   "inner",
 ];
 
+/** How many client shapes there are (one per extra part); `clientShapeQueries` takes them in turn. */
+export const CLIENT_SHAPE_COUNT = EXTRAS.length;
+
 /** A small seeded PRNG (mulberry32). */
 export function random(seed: number): () => number {
   let state = seed >>> 0;
