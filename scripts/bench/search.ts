@@ -27,9 +27,10 @@ const BROAD_SEARCHES = Number(process.env.BENCH_BROAD_SEARCHES ?? 100);
 const CHECKED = Number(process.env.BENCH_SEARCH_CHECKED ?? 10);
 const SEED = 42;
 /**
- * Searches of each of the real clients' shapes (search-shapes.ts), narrow and broad alike. 40,
- * so a shape's p95 (nearest rank) is its third slowest search; with the 12-25 searches per shape
- * measured until 2026-12-08 it was the slowest one.
+ * Searches per real clients' shape (search-shapes.ts), narrow and broad alike, on average (a draw
+ * of two equal keywords passes its shape's turn). About 40, so a shape's p95 (nearest rank) is
+ * its third slowest search; with the 12-25 searches per shape measured until 2026-12-08 it was
+ * the slowest one.
  */
 const CLIENT_SEARCHES_PER_SHAPE = Number(process.env.BENCH_CLIENT_SEARCHES_PER_SHAPE ?? 40);
 /** Searches run both as a preview and as a paid search, alternating, for the side-by-side figures. */
